@@ -1,0 +1,37 @@
+"""Where things live: the database file, the Parquet lake and the default results tree.
+
+Precedence everywhere: an explicit argument (a CLI flag) > an environment variable > a default
+relative to the current directory.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_DB = "pace.duckdb"
+DEFAULT_RESULTS = Path("results") / "standardized_results"
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SQL_DIR = REPO_ROOT / "sql"
+
+
+def db_path(explicit: str | os.PathLike | None = None) -> Path:
+    """The warehouse file: ``explicit`` > ``$PACE_DB`` > ``./pace.duckdb``."""
+    return Path(explicit or os.environ.get("PACE_DB") or DEFAULT_DB)
+
+
+def lake_path(db: str | os.PathLike, explicit: str | os.PathLike | None = None) -> Path:
+    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a ``lake/`` folder beside the database."""
+    chosen = explicit or os.environ.get("PACE_LAKE")
+    return Path(chosen) if chosen else Path(db).resolve().parent / "lake"
+
+
+def results_path(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The default results tree: ``explicit`` > ``results/standardized_results`` if it exists >
+    ``$PACE_RESULTS_DIR``. ``None`` when nothing is found (the caller explains how to get data)."""
+    if explicit:
+        return Path(explicit)
+    if DEFAULT_RESULTS.is_dir():
+        return DEFAULT_RESULTS
+    env = os.environ.get("PACE_RESULTS_DIR")
+    return Path(env) if env else None
