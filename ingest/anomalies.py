@@ -1,0 +1,101 @@
+"""Anomalies of an ingested tree, found with SQL over the rows that came from its files.
+
+Runs inside the ingest transaction, on the temporary table ``tree_files(path)`` (the tree's
+files), so ``--strict`` can still roll everything back.
+"""
+from __future__ import annotations
+
+import difflib
+
+import duckdb
+
+from ingest.report import Anomaly
+
+_TREE_ROWS = """
+    SELECT s.*, b.role FROM scores s
+    JOIN tree_files f ON s.source_ref = f.path
+    LEFT JOIN benchmarks b USING (benchmark)
+"""
+
+
+def _leaf(benchmark: str, subdir: str) -> str:
+    return f"{benchmark}/{subdir}" if subdir else benchmark
+
+
+def _short(names: list[str], limit: int = 6) -> str:
+    return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _closest_model(name: str, known: set[str]) -> str | None:
+    """The known model a misnamed file most likely belongs to: the longest known name the file name
+    starts with (``DeepSeek-V3.2-Reasoner`` -> ``DeepSeek-V3.2``), else the closest spelling."""
+    prefixes = sorted((k for k in known if name.startswith(k)), key=len, reverse=True)
+    if prefixes:
+        return prefixes[0]
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
+    out: list[Anomaly] = []
+    known = {m for (m,) in con.execute(
+        "SELECT DISTINCT s.model FROM scores s JOIN benchmarks b USING (benchmark) WHERE b.role = 'source'"
+    ).fetchall()}
+
+    # Files whose (aliased) model has no source rows anywhere: usually a misnamed file.
+    if known:
+        rows = con.execute(f"""
+            SELECT model, list(DISTINCT source_ref ORDER BY source_ref) FROM ({_TREE_ROWS})
+            GROUP BY model ORDER BY model""").fetchall()
+        for model, paths in rows:
+            if model not in known:
+                close = _closest_model(model, known)
+                hint = f"; hint: `pace alias add {model} {close}`" if close else ""
+                out.append(Anomaly("unknown_model", _short(paths, 3),
+                                   f"file name {model!r} is not a known model (no source rows){hint}"))
+
+    # Known models without a file in a leaf.
+    rows = con.execute(f"""
+        WITH leaves AS (SELECT DISTINCT benchmark, subdir FROM ({_TREE_ROWS})),
+             present AS (SELECT DISTINCT benchmark, subdir, model FROM ({_TREE_ROWS}))
+        SELECT l.benchmark, l.subdir, list(k.model ORDER BY k.model)
+        FROM leaves l CROSS JOIN (SELECT unnest(?::VARCHAR[]) AS model) k
+        ANTI JOIN present p ON p.benchmark = l.benchmark AND p.subdir = l.subdir AND p.model = k.model
+        GROUP BY ALL ORDER BY ALL""", [sorted(known)]).fetchall()
+    for benchmark, subdir, missing in rows:
+        out.append(Anomaly("missing_from_leaf", _leaf(benchmark, subdir),
+                           f"{len(missing)} of {len(known)} models have no file: {_short(missing)}"))
+
+    # Id sets that differ between the models of a leaf (targets: rows per model differ).
+    rows = con.execute(f"""
+        WITH per_model AS (
+            SELECT benchmark, subdir, role, model, count(*) AS n FROM ({_TREE_ROWS}) GROUP BY ALL),
+        leaf AS (
+            SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM ({_TREE_ROWS}) GROUP BY ALL)
+        SELECT p.benchmark, p.subdir, any_value(p.role), any_value(l.n_union), min(p.n), max(p.n),
+               list(p.model || ' ' || p.n ORDER BY p.n, p.model) FILTER (WHERE p.n < l.n_union)
+        FROM per_model p JOIN leaf l USING (benchmark, subdir)
+        GROUP BY ALL HAVING min(p.n) < any_value(l.n_union) OR count(DISTINCT p.n) > 1
+        ORDER BY ALL""").fetchall()
+    for benchmark, subdir, role, n_union, lo, hi, short_models in rows:
+        kind = "target_rows_differ" if role == "target" else "differing_ids"
+        out.append(Anomaly(kind, _leaf(benchmark, subdir),
+                           f"rows per model {lo}-{hi}, union of ids {n_union}; fewer: {_short(short_models or [])}"))
+
+    # Scores outside [0, 1]: kept as they are, reported.
+    rows = con.execute(f"""
+        SELECT source_ref, instance_id, score FROM ({_TREE_ROWS})
+        WHERE score < 0 OR score > 1 ORDER BY source_ref, instance_id""").fetchall()
+    for path, instance_id, score in rows:
+        out.append(Anomaly("out_of_range", path, f"id {instance_id!r} score {score!r} outside [0, 1] (kept)"))
+
+    # Per-file counts recorded at parse time.
+    rows = con.execute("""
+        SELECT f.path, sf.n_duplicates, sf.n_null_scores FROM tree_files f JOIN score_files sf USING (path)
+        WHERE sf.n_duplicates > 0 OR sf.n_null_scores > 0 ORDER BY f.path""").fetchall()
+    for path, dups, nulls in rows:
+        if dups:
+            out.append(Anomaly("duplicate_ids", path, f"{dups} repeated id(s) dropped (first occurrence kept)"))
+        if nulls:
+            out.append(Anomaly("null_scores", path, f"{nulls} empty or non-numeric score(s) stored as NULL"))
+    return out

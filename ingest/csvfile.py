@@ -1,0 +1,154 @@
+"""Read one score file strictly: every problem is an :class:`IngestError` naming the file and line.
+
+Accepted forms (header on line 1, LF or CRLF, optional UTF-8 byte-order mark):
+
+* ``id,score,metric_name`` — the published layout;
+* ``id,score`` — the legacy 2-column layout (metric_name becomes NULL). If every ``id`` value is a
+  number and some ``score`` value is not, the two columns were written swapped and are swapped back
+  (what the published loader meant to do; its own branch crashes, spec §18 item 5).
+
+Scores stay text here; the loader casts them in SQL (empty / non-numeric -> NULL, counted).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from ingest.errors import IngestError
+
+HEADER_PUBLISHED = ("id", "score", "metric_name")
+HEADER_LEGACY = ("id", "score")
+_NUMBER = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$"
+
+
+@dataclass
+class ParsedFile:
+    sha256: str
+    layout: str            # 'id,score,metric_name' or 'id,score (swapped)' or 'id,score'
+    table: pa.Table        # instance_id (string), score (float64, NULL = empty/non-numeric), metric_name
+    n_duplicates: int      # later occurrences of an id, dropped
+    n_null_scores: int
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _line_of_offset(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _decode_checked(name: str, data: bytes) -> str:
+    if not data.strip():
+        raise IngestError(name, "empty file (expected a header id,score,metric_name and rows)", line=1)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise IngestError(name, "binary data (NUL byte): not a CSV text file", line=_line_of_offset(data, nul))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise IngestError(name, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                          line=_line_of_offset(data, exc.start)) from None
+
+
+def _header(name: str, text: str) -> tuple[str, ...]:
+    first = text.split("\n", 1)[0].rstrip("\r")
+    fields = tuple(f.strip().strip('"') for f in first.split(","))
+    if fields in (HEADER_PUBLISHED, HEADER_LEGACY):
+        return fields
+    raise IngestError(name, f"unexpected header {first!r} (expected 'id,score,metric_name' or legacy 'id,score')",
+                      line=1)
+
+
+def parse_bytes(name: str, data: bytes) -> ParsedFile:
+    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`."""
+    text = _decode_checked(name, data)
+    header = _header(name, text)
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    ragged: list[tuple[int | None, int, str]] = []
+
+    def on_invalid_row(row):
+        ragged.append((row.number, row.actual_columns, row.text))
+        return "skip"
+
+    types = {c: pa.string() for c in header}
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(body),
+            read_options=pcsv.ReadOptions(column_names=list(header), skip_rows=1, use_threads=False),
+            parse_options=pcsv.ParseOptions(invalid_row_handler=on_invalid_row, newlines_in_values=False),
+            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid as exc:
+        raise IngestError(name, f"unreadable CSV: {exc}") from None
+    if ragged:
+        number, actual, row_text = ragged[0]
+        more = f" (and {len(ragged) - 1} more such rows)" if len(ragged) > 1 else ""
+        raise IngestError(name, f"row has {actual} fields, header has {len(header)}: {row_text[:80]!r}{more}",
+                          line=number)
+    if table.num_rows == 0:
+        raise IngestError(name, "header but no rows", line=2)
+
+    ids, scores = table.column("id"), table.column("score")
+    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0)
+    if pc.any(empty).as_py():
+        first = pc.index(empty, True).as_py()
+        raise IngestError(name, "empty instance id", line=first + 2)
+
+    # Rows are one per line up to the first id with a line break, so row index + 2 is its line.
+    broken = pc.match_substring_regex(ids, r"[\r\n]")
+    if pc.any(broken).as_py():
+        raise IngestError(name, "instance id contains a line break (quoted multi-line value)",
+                          line=pc.index(broken, True).as_py() + 2)
+
+    layout = ",".join(header)
+    if header == HEADER_LEGACY:
+        ids_numeric = pc.all(pc.match_substring_regex(ids, _NUMBER)).as_py()
+        scores_numeric = pc.all(pc.match_substring_regex(scores, _NUMBER)).as_py()
+        if ids_numeric and not scores_numeric:
+            ids, scores = scores, ids
+            layout = "id,score (swapped)"
+        metric = pa.nulls(table.num_rows, pa.string())
+    else:
+        metric = table.column("metric_name")
+    ids = pc.utf8_trim_whitespace(ids)
+    values = parse_scores(scores)
+    out = pa.table({"instance_id": ids, "score": values, "metric_name": metric})
+    n_rows = out.num_rows
+    if pc.count_distinct(ids).as_py() < n_rows:
+        out = _first_occurrences(out)
+    return ParsedFile(sha256=sha256_of(data), layout=layout, table=out,
+                      n_duplicates=n_rows - out.num_rows, n_null_scores=out.column("score").null_count)
+
+
+def parse_scores(text: pa.ChunkedArray) -> pa.Array:
+    """Text -> float64; empty, non-numeric and non-finite values become NULL (never 0)."""
+    trimmed = pc.utf8_trim_whitespace(text)
+    try:
+        values = pc.cast(trimmed, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = pa.chunked_array([pa.array([_to_float(v) for v in trimmed.to_pylist()], pa.float64())])
+    finite = pc.is_finite(values)
+    if not pc.all(finite).as_py():
+        values = pc.if_else(finite, values, pa.scalar(None, pa.float64()))
+    return values
+
+
+def _to_float(value: str | None) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _first_occurrences(table: pa.Table) -> pa.Table:
+    """Keep the first row of every instance id, in file order."""
+    rows = table.append_column("_row", pa.array(range(table.num_rows), pa.int64()))
+    first = rows.group_by("instance_id", use_threads=False).aggregate([("_row", "min")])
+    keep = pc.is_in(rows.column("_row"), value_set=first.column("_row_min"))
+    return table.filter(keep)

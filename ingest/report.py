@@ -1,0 +1,69 @@
+"""What an ingest did and what it found odd, as data (for --json) and as text (for people)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Anomaly:
+    kind: str        # unknown_model | missing_from_leaf | differing_ids | target_rows_differ | out_of_range
+                     # | duplicate_ids | null_scores | disappeared_file | replaced_rows
+    where: str       # a leaf 'benchmark[/subdir]' or a file path
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.where}: {self.message}"
+
+
+@dataclass
+class IngestReport:
+    root: str
+    files: int = 0
+    files_new: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_disappeared: int = 0
+    files_pruned: int = 0
+    rows_written: int = 0
+    rows_removed: int = 0
+    rows: int = 0                      # rows of this tree now in the warehouse
+    models: list[str] = field(default_factory=list)
+    benchmarks: list[str] = field(default_factory=list)
+    leaves: int = 0
+    anomalies: list[Anomaly] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files_new or self.files_changed or self.files_pruned)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["anomaly_counts"] = self.anomaly_counts()
+        return out
+
+    def anomaly_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for a in self.anomalies:
+            counts[a.kind] = counts.get(a.kind, 0) + 1
+        return counts
+
+    def to_text(self) -> str:
+        rate = f", {self.rows_written / self.seconds:,.0f} rows/s" if self.seconds and self.rows_written else ""
+        lines = [
+            f"Ingested {self.root}",
+            f"  files      {self.files:,} ({self.files_new} new, {self.files_changed} changed, "
+            f"{self.files_unchanged} unchanged, {self.files_disappeared} disappeared, {self.files_pruned} pruned)",
+            f"  rows       {self.rows:,} in the tree ({self.rows_written:,} written, {self.rows_removed:,} removed"
+            f"{rate}, {self.seconds:.2f} s)",
+            f"  models     {len(self.models)}",
+            f"  benchmarks {len(self.benchmarks)} ({', '.join(self.benchmarks)})",
+            f"  leaves     {self.leaves}",
+        ]
+        if not self.anomalies:
+            lines.append("  anomalies  none")
+        else:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(self.anomaly_counts().items()))
+            lines.append(f"  anomalies  {len(self.anomalies)} ({counts})")
+            lines += [f"    {a}" for a in self.anomalies]
+        return "\n".join(lines)

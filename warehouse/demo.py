@@ -1,0 +1,63 @@
+"""`pace demo` / `make demo`: the main flow end to end on whatever data there is.
+
+Real data if a results tree is found (results/standardized_results or $PACE_RESULTS_DIR), else a
+synthetic tree (clearly labelled) so the whole flow runs on a fresh machine.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from warehouse import settings
+from warehouse.connect import connect
+from warehouse.output import console
+
+DEMO_DATA = Path("demo_data")
+
+
+def _section(title: str) -> None:
+    console.rule(f"[bold]{title}")
+
+
+def find_or_make_data(seed: int) -> tuple[Path, bool]:
+    """Return (tree, is_synthetic)."""
+    root = settings.results_path()
+    if root is not None and root.is_dir():
+        return root, False
+    from ingest.synthetic import generate_tree
+
+    if not (DEMO_DATA / "README.md").exists():
+        generate_tree(DEMO_DATA, n_models=14, seed=seed)
+    return DEMO_DATA, True
+
+
+def run_demo(db: Path, seed: int = 0) -> None:
+    from ingest.load import ingest_tree
+
+    root, synthetic = find_or_make_data(seed)
+    _section("1. data")
+    console.print(f"{'SYNTHETIC tree (no results tree found)' if synthetic else 'results tree'}: {root}",
+                  highlight=False)
+    _section("2. ingest")
+    con = connect(db)
+    report = ingest_tree(con, root, settings.lake_path(db))
+    console.print(report.to_text(), highlight=False, markup=False)
+    _section("3. what is in the warehouse")
+    rows = con.execute("""
+        SELECT model, target, round(mean, 3) AS mean, n_rows, n_instances
+        FROM target_means ORDER BY target, mean DESC""").fetchall()
+    from warehouse.output import print_rows
+
+    print_rows(["model", "target", "mean", "rows", "instances"], rows, title="target_means", max_rows=60)
+    extra = _later_stages()
+    for stage in extra:
+        stage(con, db)
+
+
+def _later_stages():
+    """Stages added by later modules (evaluation, prediction) if they are installed."""
+    stages = []
+    try:
+        from warehouse.demo_models import demo_stages
+    except ModuleNotFoundError:
+        return stages
+    return demo_stages()

@@ -1,0 +1,40 @@
+"""A small SQL prompt on a warehouse connection (so the Python UDFs are available too)."""
+from __future__ import annotations
+
+import duckdb
+
+from warehouse.output import console, print_rows
+
+
+def run_shell(con: duckdb.DuckDBPyConnection, stdin=None) -> None:
+    try:
+        import readline  # noqa: F401  (line editing and history where available)
+    except ImportError:
+        pass
+    console.print("pace shell: SQL statements end with ';'. Tables: scores, score_files, benchmarks, "
+                  "model_aliases; views: models, target_means, coverage, instance_stats, ... .quit to leave.",
+                  highlight=False)
+    buffer: list[str] = []
+    while True:
+        try:
+            line = input("pace> " if not buffer else "  ..> ") if stdin is None else stdin.readline()
+        except EOFError:
+            break
+        if stdin is not None and line == "":
+            break
+        line = line.rstrip("\n")
+        if not buffer and line.strip() in (".quit", ".exit", "\\q"):
+            break
+        if not buffer and line.strip() == ".tables":
+            line = "SELECT table_name, table_type FROM information_schema.tables ORDER BY 1;"
+        buffer.append(line)
+        if not line.rstrip().endswith(";"):
+            continue
+        statement, buffer = "\n".join(buffer), []
+        try:
+            rel = con.sql(statement)
+        except duckdb.Error as exc:
+            console.print(f"[red]{exc}[/]", highlight=False)
+            continue
+        if rel is not None:
+            print_rows(rel.columns, rel.fetchall(), max_rows=100)
