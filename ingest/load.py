@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from ingest.anomalies import find_anomalies
@@ -48,17 +49,10 @@ def _resolve_models(files: list[ScoreFile], aliases: dict[str, str]) -> dict[str
     return model_of
 
 
-def _staged_table(parsed: list[tuple[ScoreFile, ParsedFile]], model_of: dict[str, str]) -> pa.Table:
-    """All parsed rows in the column order of ``scores`` (minus origin and time)."""
-    parts = []
-    for sf, pf in parsed:
-        n = pf.table.num_rows
-        const = lambda value: pa.repeat(pa.scalar(value, pa.string()), n)  # noqa: E731
-        parts.append(pa.table({
-            "model": const(model_of[sf.rel]), "benchmark": const(sf.benchmark), "subdir": const(sf.subdir),
-            "instance_id": pf.table.column("instance_id"), "score": pf.table.column("score"),
-            "metric_name": pf.table.column("metric_name"), "source_ref": const(sf.rel),
-        }))
+def _staged_table(parsed: list[tuple[ScoreFile, ParsedFile]]) -> pa.Table:
+    """All parsed rows plus the index of their file (per-file columns are joined in SQL)."""
+    parts = [pf.table.append_column("file_idx", pa.array(np.full(pf.table.num_rows, i, np.int32)))
+             for i, (_, pf) in enumerate(parsed)]
     return pa.concat_tables(parts) if parts else pa.table({})
 
 
@@ -136,7 +130,8 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
             progress(1)
         return sf, pf
 
-    parsed = [parse(item) for item in todo]   # the first bad file (in tree order) raises here
+    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        parsed = list(pool.map(parse, todo))   # the first bad file (in tree order) raises here
     if progress and report.files_unchanged:
         progress(report.files_unchanged)
 
@@ -144,7 +139,7 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
     disappeared = sorted(p for p in stored if p not in current and _under(p, files))
     report.files_disappeared = len(disappeared)
 
-    staged = _staged_table(parsed, model_of)
+    staged = _staged_table(parsed)
     rewritten = [sf.rel for sf, _ in parsed]
     staging = None
     con.execute("BEGIN TRANSACTION")
@@ -192,6 +187,7 @@ def _under(path: str, files: list[ScoreFile]) -> bool:
 
 def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport) -> None:
     meta = pa.table({
+        "file_idx": pa.array(range(len(parsed)), pa.int32()),
         "path": [sf.rel for sf, _ in parsed],
         "sha256": [pf.sha256 for _, pf in parsed],
         "model": [model_of[sf.rel] for sf, _ in parsed],
@@ -203,9 +199,13 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport) -> No
         "n_null_scores": pa.array([pf.n_null_scores for _, pf in parsed], pa.int64()),
         "layout": [pf.layout for _, pf in parsed],
     })
-    con.register("incoming", staged)
+    con.register("incoming_rows", staged)
     con.register("incoming_files", meta)
     try:
+        con.execute("""
+            CREATE OR REPLACE TEMP VIEW incoming AS
+            SELECT f.model, f.benchmark, f.subdir, r.instance_id, r.score, r.metric_name, f.path AS source_ref
+            FROM incoming_rows r JOIN incoming_files f USING (file_idx)""")
         # A runner row with the same key is superseded by the file (reported, never duplicated).
         key_match = """s.model = i.model AND s.benchmark = i.benchmark AND s.subdir = i.subdir
                        AND s.instance_id = i.instance_id"""
@@ -220,14 +220,16 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport) -> No
             SELECT model, benchmark, subdir, instance_id, score, metric_name, 'ingest', source_ref,
                    current_localtimestamp()
             FROM incoming""")
-        con.execute("INSERT INTO score_files SELECT *, current_localtimestamp() FROM incoming_files")
+        con.execute("INSERT INTO score_files SELECT * EXCLUDE (file_idx), current_localtimestamp() "
+                    "FROM incoming_files")
         con.execute("""
             INSERT INTO benchmarks
             SELECT DISTINCT benchmark, 'source' FROM incoming_files
             WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
         report.rows_written = staged.num_rows
     finally:
-        con.unregister("incoming")
+        con.execute("DROP VIEW IF EXISTS incoming")
+        con.unregister("incoming_rows")
         con.unregister("incoming_files")
 
 

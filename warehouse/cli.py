@@ -85,7 +85,7 @@ def ingest(
     if json_out:
         emit_json(report.to_dict())
     else:
-        console.print(report.to_text(), highlight=False, markup=False)
+        typer.echo(report.to_text())
 
 
 @app.command("demo-data")
@@ -105,7 +105,7 @@ def demo_data(
         emit_json({"out": str(out), "models": list(summary.models), "files": summary.n_files,
                    "rows": summary.n_rows})
     else:
-        console.print(describe(summary), highlight=False, markup=False)
+        typer.echo(describe(summary))
         console.print(f"\nNext: pace ingest {out}", highlight=False, markup=False)
 
 

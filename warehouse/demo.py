@@ -40,7 +40,7 @@ def run_demo(db: Path, seed: int = 0) -> None:
     _section("2. ingest")
     con = connect(db)
     report = ingest_tree(con, root, settings.lake_path(db))
-    console.print(report.to_text(), highlight=False, markup=False)
+    print(report.to_text())
     _section("3. what is in the warehouse")
     rows = con.execute("""
         SELECT model, target, round(mean, 3) AS mean, n_rows, n_instances
