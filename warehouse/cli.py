@@ -236,7 +236,8 @@ def _mount_optional() -> None:
             if exc.name != module:
                 raise
             continue
-        mod.mount(app)
+        if hasattr(mod, "mount"):
+            mod.mount(app)
 
 
 _mount_optional()

@@ -1,0 +1,101 @@
+"""Average-rank Spearman kernels (spec §3).
+
+All functions are pure (no I/O) and work on numpy arrays.
+
+The published helper ranks every column of ``A`` (m × p) and the vector ``y``
+(m) with average ranks, centres each ranked column, divides it by its
+population standard deviation + 1e-12 and returns ``dot / m``; the result is
+cast to float32 (``compat``) — which creates extra exact ties between columns.
+Pass ``out_dtype=np.float64`` to keep full precision (``default`` method).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "average_ranks",
+    "normalized_ranks",
+    "spearman_columns",
+    "spearman_from_normalized",
+    "tiled_rank_normalized",
+]
+
+_EPS_STD = 1e-12
+
+
+def average_ranks(A: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based, ties → mean rank) of every column of ``A``.
+
+    A: (m,) or (m, p) numeric array. Returns float64 of the same shape.
+    Exact (ranks are half-integers). Uses pairwise comparisons when m is
+    small (m ≤ 64: O(m²·p), vectorised) and a sort otherwise.
+    """
+    A = np.asarray(A)
+    vec = A.ndim == 1
+    if vec:
+        A = A[:, None]
+    m = A.shape[0]
+    if m <= 64:
+        less = np.zeros(A.shape, dtype=np.float64)
+        eq = np.zeros(A.shape, dtype=np.float64)
+        for k in range(m):
+            row = A[k]
+            less += row < A
+            eq += row == A
+        R = less + (eq + 1.0) / 2.0
+    else:
+        R = _average_ranks_sort(A)
+    return R[:, 0] if vec else R
+
+
+def _average_ranks_sort(A: np.ndarray) -> np.ndarray:
+    m, p = A.shape
+    order = np.argsort(A, axis=0, kind="stable")
+    S = np.take_along_axis(A, order, axis=0)
+    R = np.empty((m, p), dtype=np.float64)
+    for j in range(p):  # only used for long vectors (pooled labels), p small
+        s = S[:, j]
+        new = np.r_[True, s[1:] != s[:-1]]
+        grp = np.cumsum(new) - 1
+        starts = np.flatnonzero(new)
+        ends = np.r_[starts[1:], m]
+        avg = (starts + ends + 1) / 2.0  # mean of 1-based ranks start+1..end
+        R[order[:, j], j] = avg[grp]
+    return R
+
+
+def normalized_ranks(A: np.ndarray) -> np.ndarray:
+    """Ranked, centred, scaled columns: (R - mean) / (pop std + 1e-12).
+
+    A: (m,) or (m, p). Returns float64 of the same shape. A constant column
+    maps to zeros. ``spearman = Za.T @ zy / m`` for two such outputs.
+    """
+    R = average_ranks(A)
+    R = R - R.mean(axis=0)
+    return R / (np.sqrt((R * R).mean(axis=0)) + _EPS_STD)
+
+
+def spearman_from_normalized(Z: np.ndarray, zy: np.ndarray, out_dtype=np.float32) -> np.ndarray:
+    """Spearman of pre-normalised rank columns Z (m × p) vs zy (m): (p,)."""
+    m = Z.shape[0]
+    return ((Z.T @ zy) / m).astype(out_dtype)
+
+
+def spearman_columns(A: np.ndarray, y: np.ndarray, out_dtype=np.float32) -> np.ndarray:
+    """§3 Spearman of every column of A (m × p) against y (m) → (p,) ``out_dtype``."""
+    return spearman_from_normalized(normalized_ranks(A), normalized_ranks(y), out_dtype)
+
+
+def tiled_rank_normalized(U: np.ndarray, B: int) -> np.ndarray:
+    """Normalised ranks of ``np.tile(U, (B, 1))`` computed from the m distinct rows.
+
+    U: (m, k). Returns Z (m, k) such that the normalised-rank column of the
+    B-times tiled matrix equals ``np.tile(Z, (B, 1))`` (up to float rounding):
+    a value of average rank r among m tiles to average rank B·(r − ½) + ½
+    among m·B, and mean/std over the tiled vector equal those over the m
+    values with equal multiplicity.
+    """
+    R = average_ranks(U)
+    T = B * (R - 0.5) + 0.5
+    T = T - T.mean(axis=0)
+    return T / (np.sqrt((T * T).mean(axis=0)) + _EPS_STD)

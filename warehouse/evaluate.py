@@ -1,0 +1,163 @@
+"""Leave-one-model-out evaluation as SQL over the kernel UDF, materialised into the loocv_* tables.
+
+One statement feeds ``loocv_inputs(src, tgt)`` to ``pace_abs_eval``; the rest is SQL that unnests
+the result into rows keyed by model, target and instance (benchmark, subdir, instance_id).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+
+
+@dataclass
+class EvalRequest:
+    method: str = "default"
+    count: int = 100
+    B: int = 300
+    seed: int = 42
+    auto_tune: bool = False
+    strict_budget: bool = True
+    fit_all: bool = False
+    q: float | None = None
+    m: float | None = None
+    nc_h: int | None = None
+    nc_d: int | None = None
+    nc_max: int = 10
+    m_grid: list[float] | None = None
+    sources: list[str] | None = None
+    targets: list[str] | None = None
+
+    def params(self) -> dict:
+        mode = "fit" if self.fit_all else ("loocv-autotune" if self.auto_tune else "loocv")
+        return {"method": self.method, "mode": mode, "count": self.count, "B": self.B, "seed": self.seed,
+                "auto_tune": self.auto_tune, "strict_budget": self.strict_budget, "q": self.q, "m": self.m,
+                "nc_h": self.nc_h, "nc_d": self.nc_d, "nc_max": self.nc_max, "m_grid": self.m_grid}
+
+
+def run_abs(con: duckdb.DuckDBPyConnection, req: EvalRequest) -> str:
+    """Evaluate Goal A; returns the run_id of the rows written."""
+    params = req.params()
+    run_id = f"abs-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    started = time.perf_counter()
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _eval AS
+        SELECT i.models, i.targets, pace_abs_eval(i.x, i.p, i.targets, i.models, ?) AS r
+        FROM loocv_inputs(?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
+    seconds = time.perf_counter() - started
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("""
+            INSERT INTO loocv_runs
+            SELECT ?, 'abs', ?, ?, ?::JSON, ?, targets, models, ?, current_localtimestamp() FROM _eval""",
+                    [run_id, params["mode"], req.method, json.dumps(params), req.sources, seconds])
+        con.execute("""
+            INSERT INTO loocv_predictions
+            SELECT ?, e.models[mi], e.targets[ti], e.r.pred[mi][ti], e.r.actual[mi][ti],
+                   abs(e.r.pred[mi][ti] - e.r.actual[mi][ti])
+            FROM _eval AS e,
+                 range(1, len(e.models) + 1) AS m(mi),
+                 range(1, len(e.targets) + 1) AS t(ti)""", [run_id])
+        con.execute("""
+            INSERT INTO loocv_configs
+            SELECT ?, c.target, CASE WHEN c.fold < 0 THEN 'ALL' ELSE e.models[c.fold + 1] END,
+                   c.m, c.nc_h, c.nc_d, c.q, c.objective
+            FROM _eval AS e, unnest(e.r.configs) AS u(c)""", [run_id])
+        con.execute("""
+            INSERT INTO loocv_selections
+            WITH sel AS (SELECT e.models, unnest(e.r.sel) AS s FROM _eval AS e)
+            SELECT ?, CASE WHEN s.fold < 0 THEN 'ALL' ELSE models[s.fold + 1] END, s.target, s.side,
+                   c.benchmark, c.subdir, c.instance_id, s.rank, s.weight, s.nc
+            FROM sel JOIN source_columns(?) AS c ON c.col = s.col""", [run_id, req.sources])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.execute("DROP TABLE IF EXISTS _eval")
+    return run_id
+
+
+def metrics_rows(con, run_id: str) -> list[tuple]:
+    return con.execute("""
+        SELECT target, mae * 100, spearman, pearson, r2 FROM loocv_metrics
+        WHERE run_id = ? ORDER BY is_average, target""", [run_id]).fetchall()
+
+
+def warnings_of(con, run_id: str) -> list[str]:
+    return []
+
+
+def write_predictions_csv(con, run_id: str, path: Path) -> Path:
+    """abs_predictions.csv with the published columns, model-major then target."""
+    rows = con.execute("""
+        SELECT p.model, p.target, p.predicted, p.actual, p.abs_error
+        FROM loocv_predictions p JOIN loocv_runs r USING (run_id)
+        WHERE run_id = ? ORDER BY list_position(r.models, p.model), p.target""", [run_id]).fetchall()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["model", "target", "predicted", "actual", "abs_error"])
+        writer.writerows(rows)
+    return path
+
+
+def plot_predictions(con, run_id: str, out_dir: Path, title: str) -> list[Path]:
+    """One predicted-vs-actual PNG per target plus a grid of all targets (abs_loocv_fit.png)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = con.execute("""
+        SELECT target, list(model ORDER BY model), list(predicted ORDER BY model), list(actual ORDER BY model)
+        FROM loocv_predictions WHERE run_id = ? GROUP BY target ORDER BY target""", [run_id]).fetchall()
+    metrics = {t: (mae, sp) for t, mae, sp, _, _ in metrics_rows(con, run_id)}
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def draw(ax, target, models, pred, actual):
+        pred_pp = [100 * v for v in pred]
+        act_pp = [100 * v for v in actual]
+        ax.scatter(act_pp, pred_pp, s=28)
+        for name, a, p in zip(models, act_pp, pred_pp):
+            ax.annotate(name, (a, p), fontsize=6, alpha=0.7, xytext=(3, 2), textcoords="offset points")
+        lo, hi = min(act_pp + pred_pp) - 3, max(act_pp + pred_pp) + 3
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        mae, sp = metrics.get(target, (float("nan"), float("nan")))
+        ax.set_title(f"{target}  MAE {mae:.2f} pp  Spearman {sp:.3f}", fontsize=9)
+        ax.set_xlabel("actual (%)")
+        ax.set_ylabel("predicted (%)")
+
+    paths = []
+    for target, models, pred, actual in data:
+        fig, ax = plt.subplots(figsize=(5, 5))
+        draw(ax, target, models, pred, actual)
+        fig.suptitle(title, fontsize=9)
+        fig.tight_layout()
+        path = out_dir / f"abs_loocv_{target}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    if data:
+        cols = 2
+        rows_n = (len(data) + 1) // 2
+        fig, axes = plt.subplots(rows_n, cols, figsize=(10, 5 * rows_n), squeeze=False)
+        for ax, item in zip(axes.flat, data):
+            draw(ax, *item)
+        for ax in list(axes.flat)[len(data):]:
+            ax.axis("off")
+        fig.suptitle(title)
+        fig.tight_layout()
+        path = out_dir / "abs_loocv_fit.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
