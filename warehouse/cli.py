@@ -32,7 +32,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
+    typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -247,5 +248,5 @@ def main() -> None:
     try:
         app()
     except IngestError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        typer.echo(f"error: {exc}", err=True)
         sys.exit(2)

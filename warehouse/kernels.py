@@ -101,6 +101,9 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     global _ABS_ARROW_TYPE
     if _ABS_ARROW_TYPE is None:
         _ABS_ARROW_TYPE = duckdb.sql(f"SELECT NULL::{ABS_RESULT} AS r").to_arrow_table().schema.field("r").type
+    # Connections to one file in one process share a catalog: a second connect() finds it registered.
+    if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'pace_abs_eval'").fetchall()[0][0]:
+        return
     con.create_function("pace_abs_eval", _pace_abs_eval,
                         ["DOUBLE[][]", "DOUBLE[][][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR"], ABS_RESULT,
                         type="arrow", side_effects=True)
