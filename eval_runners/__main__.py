@@ -1,0 +1,3 @@
+from eval_runners.cli import main
+
+main()

@@ -1,0 +1,417 @@
+"""Run a model's plan: plan rows -> calls -> requirement check -> (dry-run estimate) -> execute
+with resume -> grade -> append rows.
+
+Resumability: each response is committed to ``responses`` as it arrives; grading reads it and
+writes the call's ``scores`` rows and its ``runner_calls`` marker in one transaction. A rerun
+skips calls whose rows exist, grades stored-but-ungraded responses without paying, and pays only
+for calls with no stored response. Exactly one ``scores`` row per (model, benchmark, subdir,
+instance_id): a runner row is replaced, an ingested row is never overwritten.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, asdict
+from datetime import datetime, timezone
+
+from eval_runners import registry
+from eval_runners.cache import DuckDBStore
+from eval_runners.client import ChatClient, EndpointConfig, request_hash
+from eval_runners.packs import estimate_prompt_tokens, resolve_messages
+from eval_runners.plan import normalize
+from eval_runners.pricing import PriceTable
+from eval_runners.registry import Target
+from eval_runners.secrets import Credentials, public_url, redact
+
+
+class RunBlocked(RuntimeError):
+    """The plan cannot run here; nothing was paid. The message lists every reason."""
+
+
+@dataclass
+class RunOptions:
+    dry_run: bool = False
+    max_cost: float | None = None
+    concurrency: int = 8
+    rate_limit: float | None = None
+    timeout: float = 300.0
+    max_retries: int = 6
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+    vision: bool = False
+    skip_unavailable: bool = False
+    prices: PriceTable = field(default_factory=PriceTable)
+    progress: bool = True
+
+
+@dataclass
+class CallUnit:
+    benchmark: str
+    subdir: str
+    instance_id: str
+    targets: list[Target]
+    instance: dict | None = None
+    messages: list | None = None
+    params: dict | None = None
+    key: str | None = None
+    state: str = "todo"              # done | stored | todo
+    est_prompt: int = 0
+    grader: str | None = None
+    grader_version: str | None = None
+
+    @property
+    def label(self):
+        return f"{self.benchmark}/{self.subdir or '-'}/{self.instance_id}"
+
+
+@dataclass
+class RunSummary:
+    run_id: str | None
+    model: str
+    status: str
+    plan_rows: int = 0
+    calls: int = 0
+    already_scored: int = 0
+    from_stored: int = 0
+    paid_calls: int = 0
+    errors: int = 0
+    unscorable: int = 0
+    grader_errors: int = 0
+    rows_written: int = 0
+    not_run: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True
+    est_prompt_tokens: int = 0
+    est_max_completion_tokens: int = 0
+    est_max_cost_usd: float | None = None
+    skipped: dict = field(default_factory=dict)       # reason -> calls
+    skipped_calls: int = 0
+    error_samples: list = field(default_factory=list)
+    calls_planned: list = field(default_factory=list)
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def _now():
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def plan_calls(plan_rows) -> tuple[list[CallUnit], list[str]]:
+    """Group plan rows into call units (runners.md §5 dedup) ; returns (units, problems)."""
+    groups: dict[tuple, list[Target]] = defaultdict(list)
+    problems = []
+    for b, s, i in normalize(plan_rows):
+        try:
+            spec = registry.get(b)
+            cs, cid = spec.call_key(s, i)
+        except (KeyError, ValueError) as exc:
+            problems.append(f"{b}/{s or '-'}/{i}: {exc.args[0]}")
+            continue
+        groups[(b, cs, cid)].append(Target(s, i))
+    return [CallUnit(b, cs, cid, t) for (b, cs, cid), t in groups.items()], problems
+
+
+def _load_instances(con, units: list[CallUnit]) -> None:
+    if not units:
+        return
+    keys = [[u.benchmark, u.subdir, u.instance_id] for u in units]
+    con.execute("CREATE OR REPLACE TEMP TABLE _er_keys (benchmark VARCHAR, subdir VARCHAR, instance_id VARCHAR)")
+    con.executemany("INSERT INTO _er_keys VALUES (?, ?, ?)", keys)
+    cur = con.execute("""SELECT i.* FROM instances i JOIN _er_keys k USING (benchmark, subdir, instance_id)""")
+    cols = [d[0] for d in cur.description]
+    found = {(r["benchmark"], r["subdir"], r["instance_id"]): r for r in (dict(zip(cols, row)) for row in cur.fetchall())}
+    for u in units:
+        row = found.get((u.benchmark, u.subdir, u.instance_id))
+        if row is not None:
+            u.instance = registry.instance_from_row(row)
+
+
+def _scored_keys(con, model, units) -> set:
+    con.execute("CREATE OR REPLACE TEMP TABLE _er_targets (benchmark VARCHAR, subdir VARCHAR, instance_id VARCHAR)")
+    con.executemany("INSERT INTO _er_targets VALUES (?, ?, ?)",
+                    [[u.benchmark, t.subdir, t.instance_id] for u in units for t in u.targets])
+    rows = con.execute("""SELECT DISTINCT s.benchmark, s.subdir, s.instance_id FROM scores s
+                          JOIN _er_targets t USING (benchmark, subdir, instance_id)
+                          WHERE s.model = ? AND s.score IS NOT NULL""", [model]).fetchall()
+    return set(rows)
+
+
+def prepare(con, model: str, plan_rows, opts: RunOptions, creds: Credentials | None = None):
+    """Plan -> call units with state, and the list of unmet requirements (all of them)."""
+    units, problems = plan_calls(plan_rows)
+    _load_instances(con, units)
+    scored = _scored_keys(con, model, units) if units else set()
+    reasons: dict[str, list[str]] = defaultdict(list)
+    for p in problems:
+        reasons["plan rows the registry cannot map"].append(p)
+    dropped = len(problems)
+    keep = []
+    for u in units:
+        spec = registry.get(u.benchmark)
+        if all((u.benchmark, t.subdir, t.instance_id) in scored for t in u.targets):
+            u.state = "done"
+            keep.append(u)
+            continue
+        why = registry.unmet(spec.requirements(u.subdir, u.targets), vision=opts.vision)
+        if u.instance is None:
+            why.append("no instance record: import its pack (`pace instances import PACK`)")
+        else:
+            why += spec.instance_unmet(u.instance)
+            try:
+                g = spec.grader_for(u.instance)
+                u.grader, u.grader_version = g.name, g.version
+            except KeyError as exc:
+                why.append(str(exc.args[0]))
+        if why:
+            for w in why:
+                reasons[f"{u.benchmark}: {w}"].append(u.label)
+            dropped += 1
+            continue
+        u.messages, u.params = spec.request(u.instance)
+        u.key = request_hash(model, u.messages, u.params)
+        u.est_prompt = estimate_prompt_tokens(u.messages)
+        keep.append(u)
+    return keep, dict(reasons), dropped
+
+
+def _format_reasons(reasons: dict[str, list[str]]) -> str:
+    lines = []
+    for why, labels in sorted(reasons.items()):
+        more = f" (+{len(labels) - 3} more)" if len(labels) > 3 else ""
+        lines.append(f"  - {why}: {len(labels)} call(s), e.g. {', '.join(labels[:3])}{more}")
+    return "\n".join(lines)
+
+
+def write_grades(con, model: str, run_id: str, unit: CallUnit, rows, status: str, detail: str | None) -> int:
+    """Score rows + the call's grading marker, in one transaction. Returns rows written."""
+    now = _now()
+    written = 0
+    con.execute("BEGIN")
+    try:
+        for r in rows:
+            if r.score is None:
+                continue
+            key = [model, unit.benchmark, r.subdir, r.instance_id]
+            con.execute("""DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
+                           AND instance_id = ? AND origin = 'runner'""", key)
+            n = con.execute("""SELECT count(*) FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
+                               AND instance_id = ?""", key).fetchone()[0]
+            if n:
+                continue                                   # an ingested row is never overwritten
+            con.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, 'runner', ?, ?)",
+                        key + [float(r.score), r.metric_name, f"run:{run_id}", now])
+            written += 1
+        con.execute("INSERT OR REPLACE INTO runner_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [model, unit.benchmark, unit.subdir, unit.instance_id, unit.key, run_id,
+                     unit.grader, unit.grader_version, status, detail, written, now])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return written
+
+
+def grade_unit(unit: CallUnit, text: str):
+    """Pure: (rows, status, detail)."""
+    spec = registry.get(unit.benchmark)
+    try:
+        rows = spec.grade(unit.instance, text, unit.targets)
+    except Exception as exc:  # noqa: BLE001 - reported, never a silent 0
+        return [], "grader_error", f"{type(exc).__name__}: {exc}"[:500]
+    wanted = {(t.subdir, t.instance_id) for t in unit.targets}
+    missing = [r for r in rows if r.score is None and (r.subdir, r.instance_id) in wanted]
+    if missing or not any(r.score is not None for r in rows):
+        return rows, "unscorable", "grader could not parse the response or reference"
+    return rows, "ok", None
+
+
+def _start_run(con, run_id, model, creds, opts, summary):
+    con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, NULL, 'running', ?, ?, 0, 0, ?)",
+                [run_id, model, public_url(creds.base_url) if creds else None, _now(), summary.plan_rows,
+                 summary.calls, json.dumps({"concurrency": opts.concurrency, "rate_limit": opts.rate_limit,
+                                            "max_cost": opts.max_cost, "vision": opts.vision,
+                                            "prices": opts.prices.as_dict()})])
+
+
+def _finish_run(con, run_id, summary):
+    con.execute("UPDATE runs SET finished_at = ?, status = ?, n_paid = ?, cost_usd = ? WHERE run_id = ?",
+                [_now(), summary.status, summary.paid_calls, summary.cost_usd, run_id])
+
+
+def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = None,
+             options: RunOptions | None = None, console=None) -> RunSummary:
+    """Run ``model`` on ``plan_rows`` (see module doc). Raises :class:`RunBlocked` before any call
+    when a requirement is unmet (unless ``skip_unavailable``, which drops and reports those calls)."""
+    opts = options or RunOptions()
+    creds = credentials or Credentials(None, None)
+    plan_rows = normalize(plan_rows)
+    units, reasons, dropped = prepare(con, model, plan_rows, opts, creds)
+    summary = RunSummary(None, model, "planned", plan_rows=len(plan_rows), calls=len(units) + dropped)
+    price = opts.prices.lookup(model)
+    todo_units = [u for u in units if u.state != "done"]
+    if todo_units:
+        stored = DuckDBStore(con, "").stored_keys([u.key for u in todo_units])
+        for u in todo_units:
+            if u.key in stored:
+                u.state = "stored"
+    to_pay = [u for u in units if u.state == "todo"]
+    if to_pay and opts.max_cost is not None and price is None:
+        reasons.setdefault(f"--max-cost needs a price for model {model!r} (--prices FILE)", []).extend(
+            u.label for u in to_pay[:3])
+    if to_pay and not opts.dry_run and not creds.base_url:
+        reasons.setdefault("no endpoint: pass --base-url or set BASE_URL (env or .env)", []).extend(
+            u.label for u in to_pay[:3])
+    if reasons and not opts.skip_unavailable:
+        raise RunBlocked("cannot run this plan; nothing was called:\n" + _format_reasons(reasons))
+    summary.skipped = {k: len(v) for k, v in reasons.items()}
+    summary.skipped_calls = dropped
+    summary.already_scored = sum(u.state == "done" for u in units)
+    summary.est_prompt_tokens = sum(u.est_prompt for u in to_pay)
+    summary.est_max_completion_tokens = sum(u.params["max_tokens"] for u in to_pay)
+    summary.est_max_cost_usd = (price.cost(summary.est_prompt_tokens, summary.est_max_completion_tokens)
+                                if price else None)
+    summary.calls_planned = [{"call": u.label, "state": u.state, "est_prompt_tokens": u.est_prompt,
+                              "max_tokens": u.params["max_tokens"] if u.params else None,
+                              "targets": len(u.targets)} for u in units]
+    if opts.dry_run:
+        summary.status = "dry_run"
+        return summary
+    run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    summary.run_id = run_id
+    summary.status = "running"
+    _start_run(con, run_id, model, creds, opts, summary)
+    try:
+        asyncio.run(_execute(con, model, run_id, units, creds, opts, summary, console))
+        summary.not_run = sum(1 for u in units if u.state == "todo")
+        if summary.status == "running":
+            summary.status = "done"
+    except BaseException:
+        summary.status = "failed"
+        _finish_run(con, run_id, summary)
+        raise
+    _finish_run(con, run_id, summary)
+    return summary
+
+
+async def _execute(con, model, run_id, units, creds, opts, summary, console):
+    store = DuckDBStore(con, run_id)
+    price = opts.prices.lookup(model)
+    key = creds.api_key
+    progress = _Progress(len(units), opts.progress, console)
+    progress.advance(summary.already_scored, summary.cost_usd)
+
+    def apply(unit, text):
+        rows, status, detail = grade_unit(unit, text)
+        return rows, status, detail
+
+    async def grade_and_write(unit, text):
+        rows, status, detail = await asyncio.to_thread(apply, unit, text)
+        summary.rows_written += write_grades(con, model, run_id, unit, rows, status, detail)
+        if status == "unscorable":
+            summary.unscorable += 1
+        elif status == "grader_error":
+            summary.grader_errors += 1
+            summary.error_samples.append(f"{unit.label}: grader error: {detail}")
+        unit.state = "done"
+
+    # 1. stored but ungraded: free
+    for u in [u for u in units if u.state == "stored"]:
+        hit = store.get(u.key)
+        await grade_and_write(u, hit.text)
+        summary.from_stored += 1
+        progress.advance(1, summary.cost_usd)
+
+    todo = [u for u in units if u.state == "todo"]
+    if not todo:
+        progress.close()
+        return
+    cfg = EndpointConfig(creds.base_url, api_key=key, concurrency=opts.concurrency,
+                         rate_limit=opts.rate_limit, timeout=opts.timeout, max_retries=opts.max_retries,
+                         backoff_base=opts.backoff_base, backoff_max=opts.backoff_max)
+    reserved = 0.0
+    slots = asyncio.Semaphore(opts.concurrency)
+
+    def upper(prompt_tokens, completion_tokens):
+        return price.cost(prompt_tokens, completion_tokens) if price else 0.0
+
+    async def one(client, unit, reservation):
+        nonlocal reserved
+        extra = 0.0
+
+        def allow(prompt_tokens, new_budget):
+            nonlocal extra, reserved
+            if opts.max_cost is None:
+                return True
+            more = upper(prompt_tokens, new_budget)
+            if summary.cost_usd + reserved + more > opts.max_cost:
+                return False
+            extra += more
+            reserved += more
+            return True
+        try:
+            res = await client.complete(model, resolve_messages(unit.messages, unit.instance.get("asset_root")),
+                                        unit.params, key=unit.key, allow_escalation=allow,
+                                        meta={"benchmark": unit.benchmark, "subdir": unit.subdir,
+                                              "instance_id": unit.instance_id, "grader": unit.grader,
+                                              "grader_version": unit.grader_version})
+        finally:
+            reserved -= reservation + extra
+            slots.release()
+        summary.paid_calls += 1
+        summary.prompt_tokens += res.prompt_tokens or 0
+        summary.completion_tokens += res.completion_tokens or 0
+        if res.cost_usd is None:
+            summary.cost_known = False
+        else:
+            summary.cost_usd = round(summary.cost_usd + res.cost_usd, 12)
+        if not res.ok:
+            summary.errors += 1
+            summary.error_samples.append(f"{unit.label}: {redact(res.error, key)}"[:300])
+        else:
+            await grade_and_write(unit, res.text)
+        progress.advance(1, summary.cost_usd)
+
+    tasks = []
+    async with ChatClient(cfg, opts.prices, cache=store) as client:
+        for unit in todo:
+            await slots.acquire()
+            reservation = upper(unit.est_prompt, unit.params.get("max_tokens", 0))
+            if opts.max_cost is not None and summary.cost_usd + reserved + reservation > opts.max_cost:
+                slots.release()
+                summary.status = "stopped_budget"
+                break
+            reserved += reservation
+            tasks.append(asyncio.create_task(one(client, unit, reservation)))
+        await asyncio.gather(*tasks)
+    progress.close()
+
+
+class _Progress:
+    """Rich progress bar on stderr: done/total calls and cost so far (never any credential)."""
+
+    def __init__(self, total, enabled, console=None):
+        self.bar = None
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        self.bar = Progress(TextColumn("[bold]run"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("${task.fields[cost]:.4f}"), TimeElapsedColumn(),
+                            console=console or Console(file=sys.stderr), transient=False)
+        self.task = self.bar.add_task("run", total=total, cost=0.0)
+        self.bar.start()
+
+    def advance(self, n, cost):
+        if self.bar is not None:
+            self.bar.update(self.task, advance=n, cost=cost)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

@@ -1,0 +1,127 @@
+"""A scripted chat-completions server on 127.0.0.1 for the runner tests (stdlib only).
+
+``script(body, server) -> Reply`` decides each answer. Every request is recorded (body and
+headers); ``answered[prompt]`` counts responses fully written for a prompt (the last user
+message), which is what a provider would bill.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: object = None                 # dict -> JSON; bytes/str sent as is
+    headers: dict = field(default_factory=dict)
+    delay: float = 0.0
+    hang: bool = False                  # block until server.release is set, then drop the connection
+
+
+def prompt_of(body: dict) -> str:
+    for m in reversed(body.get("messages", [])):
+        if m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, list):
+                return " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+            return c or ""
+    return ""
+
+
+def completion(text: str | None, prompt_tokens: int = 10, completion_tokens: int = 5,
+               finish_reason: str = "stop", reasoning_tokens: int = 0, model: str = "m") -> Reply:
+    body = {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens,
+                  "completion_tokens_details": {"reasoning_tokens": reasoning_tokens}},
+    }
+    return Reply(200, body)
+
+
+def error(status: int, message: str = "error", headers: dict | None = None) -> Reply:
+    return Reply(status, {"error": {"message": message, "type": "test", "code": status}}, headers or {})
+
+
+class ChatServer:
+    def __init__(self, script: Callable[[dict, "ChatServer"], Reply] | None = None):
+        self.script = script or (lambda body, srv: completion("ok"))
+        self.requests: list[dict] = []
+        self.answered: Counter = Counter()
+        self.seen: Counter = Counter()
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {}
+                prompt = prompt_of(body)
+                with server.lock:
+                    server.requests.append({"path": self.path, "body": body,
+                                            "headers": {k.lower(): v for k, v in self.headers.items()}})
+                    server.seen[prompt] += 1
+                    reply = server.script(body, server)
+                if reply.hang:
+                    server.release.wait(60)
+                    self.close_connection = True
+                    return
+                if reply.delay:
+                    import time
+                    time.sleep(reply.delay)
+                payload = reply.body
+                if isinstance(payload, (dict, list)):
+                    payload = json.dumps(payload).encode()
+                elif isinstance(payload, str):
+                    payload = payload.encode()
+                elif payload is None:
+                    payload = b""
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, str(v))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    self.wfile.flush()
+                except OSError:
+                    return
+                if reply.status == 200:
+                    with server.lock:
+                        server.answered[prompt] += 1
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "ChatServer":
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
