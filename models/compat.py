@@ -40,6 +40,8 @@ __all__ = [
     "TASK_A_CONFIGS",
     "DEFAULT_A_CONFIG",
     "STRICT_DEFAULT_Q",
+    "COMPAT_NUMERICS_ENV",
+    "numerics_status",
     "frozen_abs_configs",
     "SideSelection",
     "FoldSelection",
@@ -50,6 +52,38 @@ __all__ = [
     "compat_order",
     "native_order",
 ]
+
+
+#: Process environment under which the reference outputs are reproduced
+#: bit-for-bit (measured: v2/v3 all runs identical to the last digit). It must
+#: be in place before numpy/OpenBLAS is loaded (e.g. set by the CLI that
+#: launches a ``compat`` run). On an AVX-512 CPU OpenBLAS otherwise picks its
+#: SkylakeX kernels, whose rounding differs; the published pipeline is
+#: sensitive to that noise through exact ties of embedding values (spec
+#: §18.21) and null-space SVD directions (§18.23). Selection ordering does not
+#: need it (``introsort`` is portable).
+COMPAT_NUMERICS_ENV: Dict[str, str] = {"OPENBLAS_CORETYPE": "Haswell"}
+
+
+def numerics_status() -> Dict[str, object]:
+    """Which OpenBLAS kernels numpy uses (read-only query via threadpoolctl, if installed).
+
+    Returns {"architecture": str|None, "compat_exact": bool|None}; compat_exact
+    is True for the AVX2 kernel families (Haswell / Zen) that reproduce the
+    reference outputs, None when unknown.
+    """
+    try:
+        from threadpoolctl import threadpool_info
+    except Exception:  # pragma: no cover
+        return {"architecture": None, "compat_exact": None}
+    arch = None
+    for info in threadpool_info():
+        if info.get("internal_api") == "openblas" and "numpy" in str(info.get("filepath", "")):
+            arch = info.get("architecture")
+            break
+    if arch is None:
+        return {"architecture": None, "compat_exact": None}
+    return {"architecture": arch, "compat_exact": arch in ("Haswell", "Zen")}
 
 
 # --------------------------------------------------------------------------- configs
@@ -291,22 +325,38 @@ class _Target:
             return np.full(self.tr.new.size, self.grand_mean)
         return df[1].pred[:, 0]
 
-    def side_records(self, sel: StrictSelection, cfg: AbsConfig, nc_max: int) -> Tuple[SideSelection, SideSelection]:
-        """§14.1 weights: m_side · a · (Π w)."""
+    def side_records(self, sel: StrictSelection, cfg: AbsConfig, nc_max: int,
+                     dump_style: bool = True) -> Tuple[SideSelection, SideSelection]:
+        """§14.1 weights m_side · a · (Π w) of both sides.
+
+        dump_style=True recomputes the H side's (w, a) the way the published
+        dump does: training embeddings re-derived as X_tr[:, sel] · Π instead
+        of the SVD's U; with tied embedding rows this can differ from the
+        predictor's (w, a) (spec §14.1). dump_style=False uses the predictor's
+        own (w, a), for which ŷ = ȳ_pool + Σ weight·(x − x̄_train) holds exactly
+        (before the clamp). The D-pt side always uses the predictor's (w, a).
+        """
         m = float(cfg.m)
+        tr = self.tr
         hw = np.zeros(sel.H.size)
         k_used = 0
         hf = self.h_fit(sel.H, max(nc_max, cfg.nc_h))
         if hf is not None:
             basis, fit = hf
             k_used = min(cfg.nc_h, fit.W.shape[0])
-            w = fit.W[:k_used, k_used - 1]
-            hw = m * fit.slope[k_used - 1] * (basis.proj[:, :k_used] @ w)
+            Pi = basis.proj[:, :k_used]
+            if dump_style:
+                f2 = goal_a_predict(tr.Xtr[:, sel.H] @ Pi, np.zeros((1, k_used)), self.st, prefixes=False)
+                w, a = f2.W[:, 0], f2.slope[0]
+            else:
+                w, a = fit.W[:k_used, k_used - 1], fit.slope[k_used - 1]
+            hw = m * a * (Pi @ w)
         dw = np.zeros(sel.D.size)
         df = self.d_fit(sel.D, cfg.nc_d)
         if df is not None:
             Pi, fit = df
-            dw = (1.0 - m) * fit.slope[0] * (Pi @ fit.W[:, 0])
+            w, a = fit.W[:, 0], fit.slope[0]
+            dw = (1.0 - m) * a * (Pi @ w)
         return (SideSelection(sel.H, sel.h_rank, hw, k_used if hf is not None else 0),
                 SideSelection(sel.D, sel.d_rank, dw, int(cfg.nc_d)))
 
@@ -330,6 +380,12 @@ def _prepare(X, Y, P, targets, nc_max, Vt):
     return X, Y, Pl, Vt, lev
 
 
+def _dump_style(weight_mode: str) -> bool:
+    if weight_mode not in ("dump", "predictor"):
+        raise ValueError("weight_mode must be 'dump' or 'predictor'")
+    return weight_mode == "dump"
+
+
 def _models(models, n):
     return list(models) if models is not None else [f"model_{i}" for i in range(n)]
 
@@ -342,7 +398,8 @@ def _map(fn, items, n_jobs):
 
 
 # --------------------------------------------------------------------------- frozen / fit-all
-def _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn, folds, nc_max, n_jobs):
+def _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn, folds, nc_max, n_jobs,
+            weight_mode="dump"):
     n = X.shape[0]
     T = len(targets)
 
@@ -366,7 +423,7 @@ def _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn, folds
             h = tt.h_pred(sel.H, cfg.nc_h, kmax)
             d = tt.d_pred(sel.D, cfg.nc_d)
             preds[:, t_i] = mix(float(cfg.m), h, d)
-            hs, ds = tt.side_records(sel, cfg, kmax)
+            hs, ds = tt.side_records(sel, cfg, kmax, dump_style=_dump_style(weight_mode))
             sels.append(FoldSelection(fold=i, target=t, H=hs, D=ds))
         return preds, sels
 
@@ -378,13 +435,17 @@ def loocv_abs_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
                      models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                      seed: int = 42, configs: Optional[Mapping[str, AbsConfig]] = None,
                      q: Optional[float] = None, Vt_full: Optional[np.ndarray] = None,
-                     order_fn: OrderFn = compat_order, n_jobs: int = 1) -> AbsResult:
+                     order_fn: OrderFn = compat_order, n_jobs: int = 1,
+                     weight_mode: str = "dump") -> AbsResult:
     """LOOCV ``abs --strict-budget`` with frozen configs (§11.1 branch 2).
 
     X: (n, S) float64 filtered sources; Y: (n, T) target means; P: per target
     (n, N_t) float32 (list in ``targets`` order, or dict target → array);
     configs: target → AbsConfig (default: §16 table for ``count``; ``q``
-    overrides every target's q). Returns ``AbsResult`` (mode "loocv").
+    overrides every target's q). order_fn: selection ordering (default the
+    published tie order). weight_mode: "dump" (§14.1 weights as the published
+    dump computes them) or "predictor" (exactly linear in the predictor).
+    Returns ``AbsResult`` (mode "loocv").
     """
     X, Y, Pl, Vt, lev = _prepare(X, Y, P, targets, 10, Vt_full)
     warns = []
@@ -397,7 +458,7 @@ def loocv_abs_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
     lev = leverage_table(Vt, max(10, max(c.nc_d for c in configs.values())))
     n = X.shape[0]
     outs = _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn,
-                   list(range(n)), 10, n_jobs)
+                   list(range(n)), 10, n_jobs, weight_mode)
     pred = np.vstack([o[0] for o in outs])
     sels = [s for o in outs for s in o[1]]
     Yf = Y.astype(np.float64)
@@ -408,7 +469,8 @@ def loocv_abs_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
 def fit_abs(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
             models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300, seed: int = 42,
             configs: Optional[Mapping[str, AbsConfig]] = None, q: Optional[float] = None,
-            Vt_full: Optional[np.ndarray] = None, order_fn: OrderFn = compat_order) -> AbsResult:
+            Vt_full: Optional[np.ndarray] = None, order_fn: OrderFn = compat_order,
+            weight_mode: str = "dump") -> AbsResult:
     """In-sample ``fit-abs --strict-budget`` (§11.3): all n models fit and predicted.
 
     RNG seed + 31·t; selections have fold = -1. Same inputs as ``loocv_abs_frozen``.
@@ -424,7 +486,7 @@ def fit_abs(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
     lev = leverage_table(Vt, max(10, max(c.nc_d for c in configs.values())))
     n = X.shape[0]
     (pred, sels), = _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn,
-                            [-1], 10, 1)
+                            [-1], 10, 1, weight_mode)
     Yf = Y.astype(np.float64)
     return AbsResult("fit", _models(models, n), list(targets), pred, Yf, dict(configs), sels,
                      metrics_table(pred, Yf, targets), warnings=warns)
@@ -436,7 +498,7 @@ def loocv_abs_autotune(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], 
                        seed: int = 42, q_grid: Optional[Sequence[float]] = None,
                        nc_max: int = 10, m_grid: Sequence[float] = M_GRID,
                        Vt_full: Optional[np.ndarray] = None, order_fn: OrderFn = compat_order,
-                       n_jobs: int = 1) -> AbsResult:
+                       n_jobs: int = 1, weight_mode: str = "dump") -> AbsResult:
     """LOOCV ``abs --strict-budget --auto-tune`` (§9.1).
 
     Per fold and target: pooled labels once; for every (q, nc_d) the strict
@@ -494,7 +556,7 @@ def loocv_abs_autotune(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], 
             tt = outs[i][2][t_i]
             cfg = configs[t]
             sel = tt.select(cfg.q, cfg.nc_d)
-            hs, ds = tt.side_records(sel, cfg, nc_max)
+            hs, ds = tt.side_records(sel, cfg, nc_max, dump_style=_dump_style(weight_mode))
             sels.append(FoldSelection(fold=i, target=t, H=hs, D=ds))
     return AbsResult("loocv-autotune", _models(models, n), list(targets), pred, Yf, configs, sels,
                      metrics_table(pred, Yf, targets), sweep=sweep)

@@ -35,7 +35,12 @@ def average_ranks(A: np.ndarray) -> np.ndarray:
     if vec:
         A = A[:, None]
     m = A.shape[0]
-    if m <= 64:
+    if m * m * A.shape[1] <= 2_000_000:
+        # rank_j = #(a < a_j) + (#(a == a_j) + 1) / 2, all pairs at once
+        lt = (A[None, :, :] < A[:, None, :]).sum(axis=1)
+        eq = (A[None, :, :] == A[:, None, :]).sum(axis=1)
+        R = lt + (eq + 1.0) / 2.0
+    elif m <= 64:
         less = np.zeros(A.shape, dtype=np.float64)
         eq = np.zeros(A.shape, dtype=np.float64)
         for k in range(m):

@@ -59,22 +59,43 @@ def compat_abs(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: l
     return result, kept
 
 
+@method("default")
+def default_abs(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
+    """The fixed method: masked missing data, inductive basis, nested tuning (models/default.py)."""
+    from models import default
+
+    common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], n_jobs=2)
+    if params.get("mode") == "fit":
+        result = default.fit_abs_default(X, P, targets, **common)
+    else:
+        result = default.loocv_abs_default(X, P, targets, nested=True, **common)
+    return result, np.arange(X.shape[1])
+
+
+def _config_row(target: str, fold: int, c, objective) -> dict:
+    return {"target": target, "fold": int(fold), "m": float(c.m), "nc_h": int(c.nc_h), "nc_d": int(c.nc_d),
+            "q": None if c.q is None else float(c.q), "objective": objective}
+
+
 def _to_row(result, kept: np.ndarray, targets: list[str]) -> dict:
-    configs = []
-    for target, cfg in result.configs.items():
-        per_fold = cfg if isinstance(cfg, dict) else {-1: cfg}
-        for fold, c in per_fold.items():
-            configs.append({"target": target, "fold": int(fold), "m": float(c.m), "nc_h": int(c.nc_h),
-                            "nc_d": int(c.nc_d), "q": None if c.q is None else float(c.q),
-                            "objective": result.sweep.get(target) if hasattr(result, "sweep") else None})
+    fold_configs = getattr(result, "fold_configs", None) or {}
+    if fold_configs:   # nested tuning: one configuration per (held-out model, target)
+        configs = [_config_row(t, f, c, None) for (f, t), c in sorted(fold_configs.items(), key=lambda kv: kv[0])]
+    else:
+        configs = [_config_row(t, -1, c, getattr(result, "sweep", {}).get(t)) for t, c in result.configs.items()]
     table = result.selection_table()
     cols = np.asarray(table["col_idx"], dtype=int)
     sel = [{"fold": int(f), "target": str(t), "side": str(s), "col": int(kept[c]), "rank": int(r),
             "weight": float(w), "nc": int(nc)}
            for f, t, s, c, r, w, nc in zip(table["fold"], table["target"], table["side"], cols,
                                            table["rank"], table["weight"], table["nc"])]
-    return {"pred": np.asarray(result.pred, float).tolist(), "actual": np.asarray(result.actual, float).tolist(),
+    return {"pred": _nullable(result.pred), "actual": _nullable(result.actual),
             "configs": configs, "sel": sel, "warnings": list(result.warnings)}
+
+
+def _nullable(matrix) -> list[list[float | None]]:
+    """NaN (no target value: masked by ``default``) -> NULL, so SQL aggregates skip it."""
+    return [[float(v) if np.isfinite(v) else None for v in row] for row in np.asarray(matrix, float)]
 
 
 def abs_eval_row(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str], params: dict) -> dict:

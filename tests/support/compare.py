@@ -45,7 +45,7 @@ def selection_overlap(res, run: Path, X: np.ndarray, col_meta) -> Dict[str, floa
     by_ft = defaultdict(list)
     for fs in res.selections:
         by_ft[(fs.fold, fs.target)] = list(fs.H.cols) + list(fs.D.cols)
-    fracs, id_fracs = [], []
+    fracs, id_fracs, wrel = [], [], []
     for fold in sorted({k[0] for k in by_ft}):
         if fold >= 0:
             mdl = res.models[fold]
@@ -56,8 +56,26 @@ def selection_overlap(res, run: Path, X: np.ndarray, col_meta) -> Dict[str, floa
             train = list(range(n))
         rows = read_selections(path)
         ref_cols = defaultdict(list)
+        # dump order: all H rows (targets in order), then all D-pt rows
+        side, prev = 0, None
+        ref_w = defaultdict(dict)
         for r in rows:
-            ref_cols[r["target"]].append(key_to_col[(r["benchmark"], r["subdir"], r["instance_id"])])
+            ti = res.targets.index(r["target"])
+            if prev is not None and ti < prev:
+                side = 1
+            prev = ti
+            c = key_to_col[(r["benchmark"], r["subdir"], r["instance_id"])]
+            ref_cols[r["target"]].append(c)
+            if r.get("weight") not in (None, ""):
+                ref_w[(r["target"], side)][c] = float(r["weight"])
+        for fs in res.selections:
+            if fs.fold != fold:
+                continue
+            for sd, ss in ((0, fs.H), (1, fs.D)):
+                rw = ref_w.get((fs.target, sd), {})
+                for c, w in zip(ss.cols.tolist(), ss.weight.tolist()):
+                    if c in rw:
+                        wrel.append(abs(w - rw[c]) / max(abs(rw[c]), 1e-12))
         for t in res.targets:
             ours = by_ft[(fold, t)]
             theirs = ref_cols[t]
@@ -69,4 +87,6 @@ def selection_overlap(res, run: Path, X: np.ndarray, col_meta) -> Dict[str, floa
             id_fracs.append(sum((io & it).values()) / max(len(theirs), 1))
     return {"mean": float(np.mean(fracs)), "min": float(np.min(fracs)),
             "frac_ge_95": float(np.mean(np.array(fracs) >= 0.95)),
-            "id_mean": float(np.mean(id_fracs))}
+            "id_mean": float(np.mean(id_fracs)),
+            "weights_rel_1e-6": float(np.mean(np.array(wrel) <= 1e-6)) if wrel else float("nan"),
+            "weights_rel_1e-2": float(np.mean(np.array(wrel) <= 1e-2)) if wrel else float("nan")}
