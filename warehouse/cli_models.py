@@ -88,5 +88,69 @@ def loocv_abs(
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plots -> {out}/abs_loocv_*.png", highlight=False)
 
 
+
+
+def sweep(
+    counts: Annotated[str, typer.Option("--counts", help="Budgets C to evaluate, comma-separated.")]
+        = "25,50,100,200,300,400,500",
+    methods: Annotated[str, typer.Option("--methods", help="Methods to compare, comma-separated.")]
+        = "compat,default",
+    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates.")] = 300,
+    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
+    sources: Sources = None,
+    targets: Targets = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for sweep.png.")] = Path("out"),
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Budget sweep: LOOCV error (Goal A, frozen/nested configs) against the instance budget C, per method."""
+    from warehouse.evaluate import EvalRequest, run_abs
+
+    con = connect(db)
+    budgets = [int(c) for c in counts.split(",") if c.strip()]
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    results = []
+    with err_console.status("sweeping ...") as status:
+        for name in names:
+            for count in budgets:
+                status.update(f"sweeping: {name} C={count}")
+                run_id = run_abs(con, EvalRequest(method=name, count=count, B=B, seed=seed,
+                                                  sources=_split(sources), targets=_split(targets)))
+                mae, sp = con.execute("SELECT mae * 100, spearman FROM loocv_metrics WHERE run_id = ? "
+                                      "AND target = 'AVERAGE'", [run_id]).fetchone()
+                results.append({"method": name, "count": count, "mae_pp": mae, "spearman": sp, "run_id": run_id})
+    png = _plot_sweep(results, out / "sweep.png")
+    if json_out:
+        emit_json({"results": results, "plot": str(png)})
+        return
+    print_rows(["method", "C", "MAE (pp)", "Spearman", "run"],
+               [(r["method"], r["count"], r["mae_pp"], r["spearman"], r["run_id"]) for r in results], digits=3)
+    console.print(f"plot -> {png}", highlight=False)
+
+
+def _plot_sweep(results: list[dict], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for name in dict.fromkeys(r["method"] for r in results):
+        rows = [r for r in results if r["method"] == name]
+        ax1.plot([r["count"] for r in rows], [r["mae_pp"] for r in rows], marker="o", label=name)
+        ax2.plot([r["count"] for r in rows], [r["spearman"] for r in rows], marker="o", label=name)
+    ax1.set(xlabel="instance budget C", ylabel="average MAE (pp)", title="LOOCV error vs budget")
+    ax2.set(xlabel="instance budget C", ylabel="average Spearman", title="LOOCV rank agreement vs budget")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def mount(app: typer.Typer) -> None:
     app.add_typer(loocv_app, name="loocv")
+    app.command("sweep")(sweep)

@@ -74,3 +74,25 @@ def test_synthetic_signal_is_found(con):
     spearman = con.execute("SELECT spearman FROM loocv_metrics WHERE run_id = ? AND target = 'AVERAGE'",
                            [run_id]).fetchone()[0]
     assert spearman > 0.3   # measured 0.48 with the frozen (real-data) configs; chance is ~0 ± 0.15
+
+
+def test_sweep_command_writes_one_run_per_budget_and_a_plot(synthetic_db, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from warehouse.cli import app
+
+    db = tmp_path / "sweep.duckdb"
+    shutil.copy(synthetic_db, db)
+    result = CliRunner().invoke(app, ["sweep", "--counts", "20,40", "--methods", "compat", "--B", "10",
+                                      "--db", str(db), "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert [r["count"] for r in payload["results"]] == [20, 40]
+    assert (tmp_path / "sweep.png").stat().st_size > 10_000
+    con = connect(db)
+    sizes = con.execute("""SELECT r.params->>'count', max(n) FROM loocv_runs r JOIN (
+                             SELECT run_id, fold, target, count(DISTINCT (benchmark, subdir, instance_id)) n
+                             FROM loocv_selections GROUP BY ALL) USING (run_id) GROUP BY 1 ORDER BY 1""").fetchall()
+    assert sizes == [("20", 20), ("40", 40)]
