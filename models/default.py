@@ -186,6 +186,16 @@ def _bootstrap_envelope(P: np.ndarray, B: int, seed: int) -> np.ndarray:
         return np.where(den > 0, num / np.maximum(den, 1e-300), np.nan)
 
 
+def _svd_wide(A: np.ndarray):
+    """Thin SVD of a wide matrix (m ≪ p) via QR of Aᵀ (same result, ~2× faster than gesdd)."""
+    m, p = A.shape
+    if p <= 2 * m:
+        return np.linalg.svd(A, full_matrices=False)
+    Q, R = np.linalg.qr(A.T)
+    U, S, Wt = np.linalg.svd(R.T)
+    return U, S, Wt @ Q.T
+
+
 def _rank_trunc(S: np.ndarray) -> int:
     if S.size == 0 or S[0] <= 0:
         return 0
@@ -231,7 +241,7 @@ class _Basis:
         self.m = m
         if reps.size:
             sq = np.sqrt(mult.astype(np.float64))
-            _, S, Vt = np.linalg.svd(self.Bc * sq, full_matrices=False)
+            _, S, Vt = _svd_wide(self.Bc * sq)
             r = _rank_trunc(S)
             self.Vr = Vt[:r] / sq
             self.Z = normalized_ranks(Bk[:, reps])

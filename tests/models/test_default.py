@@ -171,3 +171,23 @@ def test_nested_false_uses_one_config_per_target():
     r = run(X, P, targets, nested=False)
     for t in targets:
         assert len({r.fold_configs[(i, t)] for i in range(X.shape[0])}) == 1
+
+
+def test_nested_compat_config_ignores_heldout_target():
+    from models.nested import loocv_abs_autotune_nested
+
+    X, P, targets = make_data(n=7, S=120, T=1, N=30)
+    Xz = np.nan_to_num(X)
+    Xz = Xz[:, Xz.astype(np.float32).var(axis=0) > 1e-10]
+    P32 = [np.nan_to_num(p).astype(np.float32) for p in P]
+    Y = np.stack([p.mean(axis=1) for p in P32], axis=1)
+    kw = dict(count=10, B=20, q_grid=[0.0, 0.5, 1.0], nc_max=3, m_grid=(0.0, 0.5, 1.0))
+    r1 = loocv_abs_autotune_nested(Xz, Y, P32, targets, **kw)
+    i = 2
+    P2 = [p.copy() for p in P32]
+    P2[0][i] = 1.0 - P2[0][i]
+    Y2 = np.stack([p.mean(axis=1) for p in P2], axis=1)
+    r2 = loocv_abs_autotune_nested(Xz, Y2, P2, targets, **kw)
+    assert r1.warnings[i] == r2.warnings[i]  # fold i's chosen config
+    np.testing.assert_array_equal(r1.pred[i], r2.pred[i])
+    assert np.isfinite(r1.pred).all()
