@@ -90,10 +90,6 @@ def metrics_rows(con, run_id: str) -> list[tuple]:
         WHERE run_id = ? ORDER BY is_average, target""", [run_id]).fetchall()
 
 
-def warnings_of(con, run_id: str) -> list[str]:
-    return []
-
-
 def write_predictions_csv(con, run_id: str, path: Path) -> Path:
     """abs_predictions.csv with the published columns, model-major then target."""
     rows = con.execute("""
