@@ -230,7 +230,7 @@ def _mount_optional() -> None:
     """Commands of later stages register themselves here when their modules exist."""
     import importlib
 
-    for module in ("warehouse.cli_models", "eval_runners.cli"):
+    for module in ("warehouse.cli_models", "warehouse.cli_fit", "eval_runners.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

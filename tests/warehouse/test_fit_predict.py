@@ -1,0 +1,140 @@
+"""Stored proxies: the rows are the predictor; appending rows changes predictions without a refit."""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import duckdb
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from warehouse.cli import app
+from warehouse.connect import connect
+from warehouse.fit import FitRequest, fit_and_store, interval_offsets, loo_interval_coverage
+from warehouse.plan import plan_rows
+
+runner = CliRunner()
+HELD_OUT = None
+
+
+@pytest.fixture(scope="module")
+def fitted(synthetic_db, tmp_path_factory):
+    """Synthetic warehouse fitted (default, small budget) without its first model."""
+    tmp = tmp_path_factory.mktemp("fit")
+    db = tmp / "fit.duckdb"
+    shutil.copy(synthetic_db, db)
+    con = connect(db)
+    held_out = con.execute("SELECT model FROM model_rows() ORDER BY row LIMIT 1").fetchall()[0][0]
+    report = fit_and_store(con, FitRequest(method="default", count=30, B=20, seed=3, exclude=[held_out]))
+    con.close()
+    return db, held_out, report
+
+
+def test_stored_rows_are_the_predictor_for_default(fitted):
+    _, held_out, report = fitted
+    assert held_out not in report.models
+    assert all(gap <= 1e-9 for gap in report.view_gap.values()), report.view_gap
+    assert all(0 < n <= 30 for n in report.n_instances.values())
+
+
+def test_predictions_view_works_without_udfs(fitted):
+    db, held_out, _ = fitted
+    con = duckdb.connect(str(db), read_only=True)     # a plain client: no pace UDFs registered
+    rows = con.execute("SELECT target, predicted, low, high, coverage FROM predictions WHERE model = ?",
+                       [held_out]).fetchall()
+    assert len(rows) == 4
+    for _, predicted, low, high, coverage in rows:
+        assert 0 <= low <= high <= 1 and 0 <= predicted <= 1 and 0 < coverage <= 1
+
+
+def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted, tmp_path):
+    db, held_out, _ = fitted
+    work = tmp_path / "append.duckdb"
+    shutil.copy(db, work)
+    con = connect(work)
+    fits_before = con.execute("SELECT count(*) FROM proxy_fits").fetchall()[0][0]
+    newcomer = "Newcomer-1"
+    assert con.execute("SELECT count(*) FROM predictions WHERE model = ?", [newcomer]).fetchall()[0][0] == 0
+    plan = plan_rows(con, newcomer)
+    assert len(plan) == con.execute("SELECT count(DISTINCT (benchmark, subdir, instance_id)) FROM proxy_instances"
+                                    ).fetchall()[0][0]
+    # copy the held-out model's scores on the planned instances, in two batches, as a runner would
+    source = dict(((b, s, i), v) for b, s, i, v in con.execute(
+        "SELECT benchmark, subdir, instance_id, score FROM scores WHERE model = ?", [held_out]).fetchall())
+    todo = [k for k in plan if source.get(k) is not None]
+    seen = []
+    for batch in (todo[: len(todo) // 3], todo[len(todo) // 3:]):
+        con.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, 'm', 'runner', 'run:test', now())",
+                        [(newcomer, *k, source[k]) for k in batch])
+        seen.append(dict((t, (p, c)) for t, p, c in con.execute(
+            "SELECT target, predicted, coverage FROM predictions WHERE model = ?", [newcomer]).fetchall()))
+    assert len(seen[0]) == 4 and seen[0] != seen[1]
+    assert all(seen[1][t][1] > seen[0][t][1] for t in seen[1])          # coverage grows
+    assert con.execute("SELECT count(*) FROM proxy_fits").fetchall()[0][0] == fits_before   # no refit
+    # with the same scores as the held-out model it gets the same prediction
+    same = dict(con.execute("SELECT target, predicted FROM predictions WHERE model = ?", [held_out]).fetchall())
+    assert {t: p for t, (p, _) in seen[1].items()} == pytest.approx(same, abs=1e-12)
+    assert len(plan_rows(con, newcomer)) == len(plan) - len(todo)
+
+
+def test_plan_and_predict_commands(fitted, tmp_path):
+    db, held_out, _ = fitted
+    work = tmp_path / "cli.duckdb"
+    shutil.copy(db, work)
+    out = tmp_path / "plan.csv"
+    result = runner.invoke(app, ["plan", "Nobody-9", "--db", str(work), "--json", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    with out.open() as fh:
+        assert len(list(csv.DictReader(fh))) == payload["instances"] > 0
+    assert payload["calls"] <= payload["instances"]
+    result = runner.invoke(app, ["predict", held_out, "--db", str(work), "--json", "--min-coverage", "0"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["predictions"]) == 4
+    refused = runner.invoke(app, ["predict", held_out, "--db", str(work), "--min-coverage", "1.01"])
+    assert refused.exit_code == 2 and "--allow-partial" in refused.output
+    allowed = runner.invoke(app, ["predict", held_out, "--db", str(work), "--min-coverage", "1.01",
+                                  "--allow-partial"])
+    assert allowed.exit_code == 0
+
+
+def test_selections_export_import_roundtrip(fitted, tmp_path):
+    db, _, _ = fitted
+    work = tmp_path / "sel.duckdb"
+    shutil.copy(db, work)
+    path = tmp_path / "selections_C30.csv"
+    assert runner.invoke(app, ["selections", "export", str(path), "--db", str(work)]).exit_code == 0
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
+    result = runner.invoke(app, ["selections", "import", str(path), "--db", str(work), "--name", "back"])
+    assert result.exit_code == 0, result.output
+    con = connect(work)
+    back = con.execute("SELECT count(*), count(DISTINCT (target, benchmark, subdir, instance_id)) "
+                       "FROM loocv_selections WHERE run_id = 'back'").fetchall()[0]
+    stored = con.execute("SELECT count(*), count(DISTINCT (target, benchmark, subdir, instance_id)) "
+                         "FROM proxy_weights JOIN current_fits USING (fit_id, task, target)").fetchall()[0]
+    assert back == stored
+
+
+def test_export_writes_parquet_and_schema(fitted, tmp_path):
+    db, held_out, _ = fitted
+    out = tmp_path / "export"
+    assert runner.invoke(app, ["export", str(out), "--db", str(db)]).exit_code == 0
+    con = duckdb.connect()
+    n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/scores/*/*.parquet', hive_partitioning=true)"
+                    ).fetchall()[0][0]
+    assert n == connect(db, read_only=True, udfs=False).execute("SELECT count(*) FROM scores").fetchall()[0][0]
+    preds = con.execute(f"SELECT count(*) FROM '{out}/predictions.parquet' WHERE model = ?", [held_out]).fetchall()
+    assert preds[0][0] == 4 and "## proxy_weights" in (out / "SCHEMA.md").read_text()
+
+
+def test_interval_offsets_and_their_leave_one_out_coverage():
+    rng = np.random.default_rng(0)
+    r = rng.normal(0, 1, 2000)
+    lo, hi = interval_offsets(r, 0.8)
+    assert lo == pytest.approx(-1.2816, abs=0.1) and hi == pytest.approx(1.2816, abs=0.1)
+    assert loo_interval_coverage(r[:400], 0.8) == pytest.approx(0.8, abs=0.03)
+    assert np.isnan(loo_interval_coverage(np.array([0.1, np.nan]), 0.8))

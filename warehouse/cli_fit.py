@@ -1,0 +1,214 @@
+"""`pace fit`, `pace plan`, `pace predict`, `pace selections`, `pace export` (mounted on the main app)."""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from warehouse.cli import DbOpt, JsonOpt, fail
+from warehouse.cli_models import Method, Sources, Targets, _split
+from warehouse.connect import connect
+from warehouse.output import console, emit_json, err_console, print_rows
+
+
+def fit(
+    count: Annotated[int, typer.Option("--count", help="Instance budget C per target.")] = 100,
+    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates.")] = 300,
+    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
+    exclude: Annotated[Optional[list[str]], typer.Option(
+        "--exclude", help="Models to leave out of the fit (comma-separated or repeated), e.g. to predict them.")] = None,
+    level: Annotated[float, typer.Option("--level", help="Central coverage of the prediction intervals.")] = 0.8,
+    intervals: Annotated[bool, typer.Option(help="Estimate intervals from a LOOCV of the same method.")] = True,
+    method: Method = "default",
+    sources: Sources = None,
+    targets: Targets = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Fit each target's proxy on all models with target scores and store it as rows
+    (proxy_fits, proxy_weights); `predictions` then works for any model with score rows."""
+    from warehouse.fit import FitRequest, fit_and_store
+
+    req = FitRequest(method=method, count=count, B=B, seed=seed, sources=_split(sources), targets=_split(targets),
+                     exclude=_split(exclude) or [], level=level, intervals=intervals)
+    con = connect(db)
+    with err_console.status(f"fitting ({method}, C={count}) and estimating intervals ..."):
+        try:
+            report = fit_and_store(con, req)
+        except ValueError as exc:
+            fail(str(exc))
+    if json_out:
+        from dataclasses import asdict
+
+        emit_json(asdict(report))
+        return
+    rows = [(t, report.n_instances[t], report.resid_lo[t] * 100, report.resid_hi[t] * 100,
+             report.interval_loo_coverage[t], report.view_gap[t]) for t in report.targets]
+    print_rows(["target", "instances", "interval lo (pp)", "interval hi (pp)", f"LOO coverage of {level:.0%}",
+                "view vs kernel"], rows, title=f"{report.fit_id}: {method}, trained on {len(report.models)} models",
+               digits=3)
+    for w in report.warnings:
+        console.print(f"note: {w}", highlight=False)
+    console.print(f"{report.seconds:.1f} s. Next: pace plan MODEL, pace predict MODEL", highlight=False)
+
+
+def plan(
+    model: Annotated[str, typer.Argument(help="The model to plan for (it may have no rows yet).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan CSV (benchmark,subdir,instance_id).")]
+        = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The calls MODEL still needs for the current fits, deduplicated into API calls, per benchmark."""
+    from warehouse.plan import has_fits, plan_calls, plan_rows
+
+    con = connect(db)
+    if not has_fits(con):
+        fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
+    rows = plan_rows(con, model)
+    calls, per = plan_calls(rows)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["benchmark", "subdir", "instance_id"])
+            writer.writerows(rows)
+    table = sorted(((b, s["instances"], s["calls"], s["subtasks"]) for b, s in per.items()), key=lambda r: (-r[2], r[0]))
+    if json_out:
+        emit_json({"model": model, "instances": len(rows), "calls": len(calls),
+                   "per_benchmark": [dict(zip(["benchmark", "instances", "calls", "subtasks"], r)) for r in table],
+                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows]})
+        return
+    console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
+                  f"across {len(per)} benchmarks", highlight=False)
+    print_rows(["benchmark", "instances", "calls", "subtasks"], table)
+    if rows:
+        console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
+                      highlight=False)
+
+
+def predict(
+    model: Annotated[str, typer.Argument(help="The model to predict.")],
+    min_coverage: Annotated[float, typer.Option("--min-coverage", help="Refuse below this share of the proxy's "
+                                                "instances scored.")] = 0.9,
+    allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Predict even below --min-coverage "
+                                                "(missing scores count as the training mean).")] = False,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Predicted agentic scores of MODEL with an interval and coverage (and win probabilities if fitted)."""
+    con = connect(db)
+    rows = con.execute("""SELECT target, predicted, low, high, coverage, n_scored, n_instances, method, fit_id
+                          FROM predictions WHERE model = ? ORDER BY target""", [model]).fetchall()
+    if not rows:
+        known = con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]
+        if not con.execute("SELECT count(*) FROM current_fits").fetchall()[0][0]:
+            fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
+        fail(f"no score rows for {model!r}" if not known else f"no prediction for {model!r}")
+    low_cov = [(t, c) for t, _, _, _, c, *_ in rows if c < min_coverage]
+    if low_cov and not allow_partial:
+        detail = ", ".join(f"{t} {c:.0%}" for t, c in low_cov)
+        fail(f"{model} has scores for too few of the proxy's instances ({detail}; need {min_coverage:.0%}). "
+             f"Run `pace plan {model}` / `pace run {model}`, or pass --allow-partial.")
+    pairs = con.execute("""SELECT target, avg(p_win), count(*), avg((p_win > 0.5)::INTEGER)
+                           FROM pair_predictions WHERE model = ? GROUP BY target ORDER BY target""",
+                        [model]).fetchall()
+    if json_out:
+        emit_json({"model": model,
+                   "predictions": [dict(zip(["target", "predicted", "low", "high", "coverage", "n_scored",
+                                             "n_instances", "method", "fit_id"], r)) for r in rows],
+                   "pairwise": [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in pairs]})
+        return
+    level = con.execute("SELECT any_value(interval_level) FROM current_fits WHERE task = 'abs'").fetchall()[0][0]
+    table = [(t, 100 * p, f"{100 * lo:.1f} – {100 * hi:.1f}" if lo is not None and not math.isnan(lo) else "",
+              f"{c:.0%} ({ns}/{ni})", meth) for t, p, lo, hi, c, ns, ni, meth, _ in rows]
+    print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "method"], table,
+               title=f"predicted agentic scores of {model}", digits=1)
+    if pairs:
+        print_rows(["target", "mean P(win)", "opponents", "predicted win rate"], pairs, digits=3)
+
+
+selections_app = typer.Typer(help="Selected instances in the published selections CSV schema.",
+                             no_args_is_help=True)
+
+SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
+
+
+@selections_app.command("export")
+def selections_export(
+    out: Annotated[Path, typer.Argument(help="CSV to write.")],
+    run: Annotated[Optional[str], typer.Option("--run", help="A loocv run_id (default: the current fits).")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Write mode,fold,target,benchmark,subdir,instance_id,col_idx,weight (H rows first, then D, as published);
+    col_idx is the position in this warehouse's source_columns (fragile by nature: key on the ids)."""
+    con = connect(db)
+    if run:
+        query = """
+            SELECT CASE WHEN r.mode = 'fit' THEN 'FIT-ALL' ELSE 'LOMO' END, s.fold, s.target,
+                   s.benchmark, s.subdir, s.instance_id, c.col, s.weight
+            FROM loocv_selections s JOIN loocv_runs r USING (run_id)
+            LEFT JOIN source_columns(r.sources) c USING (benchmark, subdir, instance_id)
+            WHERE run_id = ? ORDER BY s.fold, s.side, s.target, c.col"""
+        params = [run]
+    else:
+        query = """
+            SELECT 'FIT-ALL', 'ALL', w.target, w.benchmark, w.subdir, w.instance_id, c.col, w.weight
+            FROM proxy_weights w JOIN current_fits f USING (fit_id, task, target)
+            LEFT JOIN source_columns(NULL) c USING (benchmark, subdir, instance_id)
+            WHERE w.task = 'abs' ORDER BY w.side, w.target, c.col"""
+        params = []
+    try:
+        rows = con.execute(query, params).fetchall()
+    except Exception as exc:
+        fail(str(exc).splitlines()[0])
+    if not rows:
+        fail("nothing to export: no such run, or no fit yet")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(SELECTION_COLUMNS)
+        writer.writerows(rows)
+    console.print(f"{len(rows)} rows -> {out}", highlight=False)
+
+
+@selections_app.command("import")
+def selections_import(
+    path: Annotated[Path, typer.Argument(help="A selections CSV (published schema), e.g. selections_C100.csv.")],
+    name: Annotated[Optional[str], typer.Option("--name", help="run_id to store it under.")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored)."""
+    from warehouse.selections import import_selections
+
+    con = connect(db)
+    try:
+        run_id, n = import_selections(con, path, name)
+    except ValueError as exc:
+        fail(str(exc))
+    console.print(f"{n} rows -> loocv_selections run {run_id}", highlight=False)
+
+
+def export(
+    out: Annotated[Path, typer.Argument(help="Folder to write Parquet files and SCHEMA.md into.")] = Path("export"),
+    db: DbOpt = None,
+) -> None:
+    """Export tables and views as Parquet for other teams (scores partitioned by benchmark)."""
+    from warehouse.export import export_parquet
+
+    written = export_parquet(connect(db), out)
+    for name, n in written:
+        console.print(f"{name:<22} {n:>10,} rows", highlight=False)
+    console.print(f"-> {out}/ (see {out}/SCHEMA.md)", highlight=False)
+
+
+def mount(app: typer.Typer) -> None:
+    app.command("fit")(fit)
+    app.command("plan")(plan)
+    app.command("predict")(predict)
+    app.add_typer(selections_app, name="selections")
+    app.command("export")(export)
