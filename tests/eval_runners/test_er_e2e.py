@@ -1,9 +1,5 @@
 """End to end: synthetic warehouse -> (fit) -> plan for a model with no rows -> `pace run`
 against the local server -> full coverage of the plan (-> predictions, once they exist)."""
-import importlib.util
-
-import pytest
-
 from er_chat_server import completion
 from er_helpers import KEY
 from eval_runners.packs import make_record, write_pack, import_pack
@@ -49,15 +45,48 @@ def test_synthetic_warehouse_to_full_coverage(tmp_path, chat_server):
         ", ".join(f"('{b}', '{sd}', '{i}')" for b, sd, i in plan)), [model]).fetchone()[0]
     assert covered == len(plan)                                   # full coverage of the plan
 
-    missing = []
-    if importlib.util.find_spec("warehouse.plan") is None:
-        missing.append("plan provider warehouse.plan.plan_rows(con, model)")
-    views = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    if "predictions" not in views:
-        missing.append("`predictions` view")
-    if "proxy_weights" not in views:
-        missing.append("fit (proxy_fits / proxy_weights)")
-    if missing:
-        pytest.skip("prediction assertion pending, missing: " + "; ".join(missing))
-    row = con.execute("SELECT * FROM predictions WHERE model = ?", [model]).fetchall()
-    assert row
+    # The warehouse's side (fit, plan, predictions) is covered end to end in test_fit_plan_run_predict.
+
+
+def test_fit_plan_run_predict(tmp_path, chat_server):
+    """synthetic warehouse -> fit -> plan for a model with no rows -> `pace run` against the local server
+    -> `predictions` shows the model with full coverage."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from ingest.load import ingest_tree
+    from ingest.synthetic import generate_tree
+    from warehouse.cli import app
+    from warehouse.fit import FitRequest, fit_and_store
+    from warehouse.plan import plan_rows
+
+    generate_tree(tmp_path / "tree", n_models=8, seed=2, scale=0.2)
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    # ifeval only: its rule-based grader runs offline for any synthetic instance
+    fit_and_store(con, FitRequest(method="default", count=12, B=10, seed=1, sources=["ifeval"], intervals=False))
+    model = "NewModel-E2E"
+    plan = plan_rows(con, model)
+    assert plan and {b for b, _, _ in plan} == {"ifeval"}
+    ids = sorted({i for _, _, i in plan})
+    write_pack(tmp_path / "ifeval.pack.jsonl", [
+        make_record("syn", "1", "ifeval", "", i, [{"role": "user", "content": f"ifeval {i}: answer without commas"}],
+                    {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}, "ifeval") for i in ids])
+    import_pack(con, tmp_path / "ifeval.pack.jsonl")
+    con.close()
+
+    srv = chat_server(lambda body, srv: completion("no commas here"))
+    result = CliRunner().invoke(app, ["run", model, "--db", str(db), "--base-url", srv.url, "--api-key", KEY,
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert KEY not in result.output
+    con = connect(db)
+    assert plan_rows(con, model) == []                            # nothing left to run
+    rows = con.execute("SELECT target, predicted, coverage FROM predictions WHERE model = ?", [model]).fetchall()
+    assert len(rows) == 4 and all(c == 1.0 for _, _, c in rows)
+    # every ifeval instruction passed, so the new model scores 1 on its planned instances
+    assert con.execute("SELECT min(score) FROM scores WHERE model = ?", [model]).fetchall()[0][0] == 1.0
+    predicted = CliRunner().invoke(app, ["predict", model, "--db", str(db), "--json"])
+    assert predicted.exit_code == 0 and len(json.loads(predicted.stdout)["predictions"]) == 4
