@@ -113,7 +113,9 @@ def plot_predictions(con, run_id: str, out_dir: Path, title: str) -> list[Path]:
 
     data = con.execute("""
         SELECT target, list(model ORDER BY model), list(predicted ORDER BY model), list(actual ORDER BY model)
-        FROM loocv_predictions WHERE run_id = ? GROUP BY target ORDER BY target""", [run_id]).fetchall()
+        FROM loocv_predictions
+        WHERE run_id = ? AND predicted IS NOT NULL AND actual IS NOT NULL   -- masked truths are not drawn
+        GROUP BY target ORDER BY target""", [run_id]).fetchall()
     metrics = {t: (mae, sp) for t, mae, sp, _, _ in metrics_rows(con, run_id)}
     out_dir.mkdir(parents=True, exist_ok=True)
 

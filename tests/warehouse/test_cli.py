@@ -76,3 +76,13 @@ def test_every_command_has_help_and_db_option():
         assert result.exit_code == 0, command
         if command[0] != "demo-data":
             assert "--db" in result.output, command
+
+
+def test_entry_point_picks_compat_kernels_only_for_compat(monkeypatch):
+    from models.compat import COMPAT_NUMERICS_ENV
+    from warehouse import entry
+
+    assert entry.COMPAT_NUMERICS_ENV == COMPAT_NUMERICS_ENV
+    assert entry._wants_compat(["pace", "loocv", "abs", "--method", "compat"])
+    assert entry._wants_compat(["pace", "demo"])
+    assert not entry._wants_compat(["pace", "loocv", "abs", "--method", "default"])

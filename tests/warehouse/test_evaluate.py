@@ -96,3 +96,19 @@ def test_sweep_command_writes_one_run_per_budget_and_a_plot(synthetic_db, tmp_pa
                              SELECT run_id, fold, target, count(DISTINCT (benchmark, subdir, instance_id)) n
                              FROM loocv_selections GROUP BY ALL) USING (run_id) GROUP BY 1 ORDER BY 1""").fetchall()
     assert sizes == [("20", 20), ("40", 40)]
+
+
+def test_masked_truths_are_null_and_skipped_by_metrics_and_plots(con, tmp_path):
+    """default masks a model without target rows: NULL actual, excluded from metrics, not drawn."""
+    from warehouse.evaluate import plot_predictions
+
+    victim = con.execute("SELECT model FROM model_rows() ORDER BY row LIMIT 1").fetchall()[0][0]
+    con.execute("DELETE FROM scores WHERE model = ? AND benchmark = 'gaia'", [victim])
+    run_id = run_abs(con, EvalRequest(method="default", count=20, B=10, seed=1))
+    actual = con.execute("SELECT actual FROM loocv_predictions WHERE run_id = ? AND model = ? AND target = 'gaia'",
+                         [run_id, victim]).fetchall()[0][0]
+    assert actual is None
+    n = con.execute("SELECT n_models FROM loocv_metrics WHERE run_id = ? AND target = 'gaia'", [run_id]).fetchall()
+    total = con.execute("SELECT len(models) FROM loocv_runs WHERE run_id = ?", [run_id]).fetchall()[0][0]
+    assert n[0][0] == total - 1
+    assert len(plot_predictions(con, run_id, tmp_path, "t")) == 5
