@@ -42,12 +42,12 @@ def run_demo(db: Path, seed: int = 0) -> None:
     report = ingest_tree(con, root, settings.lake_path(db))
     print(report.to_text())
     _section("3. what is in the warehouse")
-    rows = con.execute("""
-        SELECT model, target, round(mean, 3) AS mean, n_rows, n_instances
-        FROM target_means ORDER BY target, mean DESC""").fetchall()
+    rel = con.sql("""
+        PIVOT (SELECT model, target, round(100 * mean, 1) AS mean FROM target_means)
+        ON target USING any_value(mean) ORDER BY model""")
     from warehouse.output import print_rows
 
-    print_rows(["model", "target", "mean", "rows", "instances"], rows, title="target_means", max_rows=60)
+    print_rows(rel.columns, rel.fetchall(), title="target_means (%, published semantics)", digits=1)
     extra = _later_stages()
     for stage in extra:
         stage(con, db)
