@@ -90,6 +90,66 @@ def loocv_abs(
 
 
 
+@loocv_app.command("pair")
+def loocv_pair(
+    count: Annotated[int, typer.Option("--count", help="Instance budget C per target.")] = 100,
+    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates of the target instances.")] = 300,
+    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
+    auto_tune: Annotated[bool, typer.Option("--auto-tune", help="Tune m, nc_h, nc_d per target "
+                                            "(compat: on the evaluation predictions, as published).")] = False,
+    strict_budget: Annotated[bool, typer.Option("--strict-budget", help="Joint budget |H ∪ D| = C.")] = False,
+    pin_task_a_selection: Annotated[bool, typer.Option(
+        "--pin-task-a-selection", help="Reuse Goal A's selected instances (required by compat's strict path).")]
+        = False,
+    m: Annotated[Optional[float], typer.Option("--m", help="Mixing weight of H vs D-pt margins.")] = None,
+    nc_h: Annotated[Optional[int], typer.Option("--nc-h", help="Rank of the Local embedding.")] = None,
+    nc_d: Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global embedding.")] = None,
+    nc_max: Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")] = 10,
+    method: Method = "default",
+    sources: Sources = None,
+    targets: Targets = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for pair_predictions.csv and the plot.")] = Path("out"),
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Goal B: for each held-out model, predict who wins against every other model; print pair accuracy."""
+    from warehouse.evaluate import (EvalRequest, pair_metrics_rows, plot_pair_margins, run_pair,
+                                    write_pair_predictions_csv)
+    from warehouse.kernels import PAIR_METHODS
+
+    if method not in PAIR_METHODS:
+        fail(f"unknown --method {method!r}; available: {', '.join(sorted(PAIR_METHODS))}")
+    if method == "compat" and not (strict_budget and pin_task_a_selection):
+        fail("compat implements the published headline path: add --strict-budget --pin-task-a-selection")
+    req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
+                      m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=_split(sources), targets=_split(targets))
+    con = connect(db)
+    with err_console.status(f"evaluating pairs ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ..."):
+        try:
+            run_id = run_pair(con, req)
+        except Exception as exc:  # kernel errors arrive wrapped by DuckDB
+            fail(str(exc).splitlines()[0])
+    rows = pair_metrics_rows(con, run_id)
+    configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
+                             WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()
+    seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    csv_path = write_pair_predictions_csv(con, run_id, out / "pair_predictions.csv")
+    title = f"Goal B {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    png = plot_pair_margins(con, run_id, out / "pair_loocv_scatter.png", title)
+    if json_out:
+        emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png),
+                   "metrics": [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in rows],
+                   "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
+                               for c in configs]})
+        return
+    if len(configs) <= 8:
+        for target, _, m_, h, d, a, b in configs:
+            platt = f" Platt a={a:.3f} b={b:.3f}" if a is not None else ""
+            console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d}{platt}", highlight=False)
+    print_rows(["target", "accuracy (%)", "pairs"], rows, title=f"{title}  [{run_id}]", digits=2)
+    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plot -> {png}", highlight=False)
+
+
 def sweep(
     counts: Annotated[str, typer.Option("--counts", help="Budgets C to evaluate, comma-separated.")]
         = "25,50,100,200,300,400,500",

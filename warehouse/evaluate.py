@@ -41,33 +41,58 @@ class EvalRequest:
                 "nc_h": self.nc_h, "nc_d": self.nc_d, "nc_max": self.nc_max, "m_grid": self.m_grid}
 
 
+_PREDICTIONS_SQL = {
+    "abs": """
+        INSERT INTO loocv_predictions
+        SELECT ?, e.models[mi], e.targets[ti], e.r.pred[mi][ti], e.r.actual[mi][ti],
+               abs(e.r.pred[mi][ti] - e.r.actual[mi][ti])
+        FROM _eval AS e,
+             range(1, len(e.models) + 1) AS m(mi),
+             range(1, len(e.targets) + 1) AS t(ti)""",
+    "pair": """
+        INSERT INTO loocv_pair_predictions
+        SELECT ?, e.models[ki], e.models[ji], e.targets[ti],
+               e.r.actual[ki][ti] - e.r.actual[ji][ti],
+               e.r.margin[ki][ji][ti], e.r.prob[ki][ji][ti], e.r.neutral[ki][ji][ti]
+        FROM _eval AS e,
+             range(1, len(e.models) + 1) AS k(ki),
+             range(1, len(e.models) + 1) AS j(ji),
+             range(1, len(e.targets) + 1) AS t(ti)
+        WHERE ki <> ji""",
+}
+
+
 def run_abs(con: duckdb.DuckDBPyConnection, req: EvalRequest) -> str:
     """Evaluate Goal A; returns the run_id of the rows written."""
+    return run_eval(con, req, "abs")
+
+
+def run_pair(con: duckdb.DuckDBPyConnection, req: EvalRequest) -> str:
+    """Evaluate Goal B (pairwise); returns the run_id of the rows written."""
+    return run_eval(con, req, "pair")
+
+
+def run_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> str:
+    """One UDF call on ``loocv_inputs``, then SQL that unnests it into the loocv_* tables."""
     params = req.params()
-    run_id = f"abs-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    run_id = f"{task}-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
-    con.execute("""
+    con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _eval AS
-        SELECT i.models, i.targets, pace_abs_eval(i.x, i.p, i.targets, i.models, ?) AS r
+        SELECT i.models, i.targets, pace_{task}_eval(i.x, i.p, i.targets, i.models, ?) AS r
         FROM loocv_inputs(?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
     seconds = time.perf_counter() - started
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("""
             INSERT INTO loocv_runs
-            SELECT ?, 'abs', ?, ?, ?::JSON, ?, targets, models, ?, current_localtimestamp() FROM _eval""",
-                    [run_id, params["mode"], req.method, json.dumps(params), req.sources, seconds])
-        con.execute("""
-            INSERT INTO loocv_predictions
-            SELECT ?, e.models[mi], e.targets[ti], e.r.pred[mi][ti], e.r.actual[mi][ti],
-                   abs(e.r.pred[mi][ti] - e.r.actual[mi][ti])
-            FROM _eval AS e,
-                 range(1, len(e.models) + 1) AS m(mi),
-                 range(1, len(e.targets) + 1) AS t(ti)""", [run_id])
+            SELECT ?, ?, ?, ?, ?::JSON, ?, targets, models, ?, current_localtimestamp() FROM _eval""",
+                    [run_id, task, params["mode"], req.method, json.dumps(params), req.sources, seconds])
+        con.execute(_PREDICTIONS_SQL[task], [run_id])
         con.execute("""
             INSERT INTO loocv_configs
             SELECT ?, c.target, CASE WHEN c.fold < 0 THEN 'ALL' ELSE e.models[c.fold + 1] END,
-                   c.m, c.nc_h, c.nc_d, c.q, c.objective
+                   c.m, c.nc_h, c.nc_d, c.q, c.objective, c.cal_a, c.cal_b
             FROM _eval AS e, unnest(e.r.configs) AS u(c)""", [run_id])
         con.execute("""
             INSERT INTO loocv_selections
@@ -88,6 +113,68 @@ def metrics_rows(con, run_id: str) -> list[tuple]:
     return con.execute("""
         SELECT target, mae * 100, spearman, pearson, r2 FROM loocv_metrics
         WHERE run_id = ? ORDER BY is_average, target""", [run_id]).fetchall()
+
+
+def pair_metrics_rows(con, run_id: str) -> list[tuple]:
+    return con.execute("""
+        SELECT target, accuracy * 100, n_pairs FROM loocv_pair_metrics
+        WHERE run_id = ? ORDER BY is_average, target""", [run_id]).fetchall()
+
+
+def write_pair_predictions_csv(con, run_id: str, path: Path) -> Path:
+    """pair_predictions.csv with the published columns: every ordered pair, held-out-major, then target."""
+    rows = con.execute("""
+        SELECT p.model, p.opponent, p.target, p.true_margin,
+               CASE WHEN p.true_margin IS NULL THEN NULL WHEN abs(p.true_margin) < 1e-9 THEN 'tie'
+                    WHEN p.true_margin > 0 THEN p.model ELSE p.opponent END,
+               p.pred_margin, p.p_win,
+               CASE WHEN p.neutral THEN 'neutral' WHEN p.pred_margin > 0 THEN p.model ELSE p.opponent END
+        FROM loocv_pair_predictions p JOIN loocv_runs r USING (run_id)
+        WHERE run_id = ?
+        ORDER BY list_position(r.models, p.model), list_position(r.models, p.opponent), p.target""",
+                       [run_id]).fetchall()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["held_out", "other", "target", "true_margin", "true_winner", "pred_margin",
+                         "pred_prob_heldout_wins", "pred_winner"])
+        writer.writerows(rows)
+    return path
+
+
+def plot_pair_margins(con, run_id: str, path: Path, title: str) -> Path:
+    """True margin (pp) against predicted margin, one panel per target, green correct / red wrong."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = con.execute("""
+        SELECT target, list(true_margin * 100), list(pred_margin),
+               list(neutral OR (pred_margin > 0) = (true_margin > 0))
+        FROM loocv_pair_predictions
+        WHERE run_id = ? AND abs(true_margin) >= 1e-9 AND pred_margin IS NOT NULL
+        GROUP BY target ORDER BY target""", [run_id]).fetchall()
+    accuracy = {t: acc for t, acc, _ in pair_metrics_rows(con, run_id)}
+    cols = 2
+    rows_n = max(1, (len(data) + 1) // 2)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(10, 4.5 * rows_n), squeeze=False)
+    for ax, (target, true_m, pred_m, ok) in zip(axes.flat, data):
+        colors = ["tab:green" if c else "tab:red" for c in ok]
+        ax.scatter(true_m, pred_m, s=10, c=colors, alpha=0.7)
+        ax.axhline(0, color="grey", lw=0.6)
+        ax.axvline(0, color="grey", lw=0.6)
+        ax.set_title(f"{target}  accuracy {accuracy.get(target, float('nan')):.1f}%", fontsize=9)
+        ax.set_xlabel("true margin (pp)")
+        ax.set_ylabel("predicted margin (logit)")
+    for ax in list(axes.flat)[len(data):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def write_predictions_csv(con, run_id: str, path: Path) -> Path:

@@ -114,8 +114,11 @@ def _fit_compat(X, P, targets, models, req: FitRequest) -> tuple[list[StoredProx
         y = Y[:, t].astype(float)
         spread = max(float(y.max() - y.min()), 1e-6)
         cfg = res.configs[target]
+        # The published envelope falls back to the mean outside [min - 2R, max + 2R]; a clamp is the
+        # closest linear-plus-clip form, and scores live in [0, 1] anyway (spec §20 item 12).
+        lo, hi = max(float(y.min() - 2 * spread), 0.0), min(float(y.max() + 2 * spread), 1.0)
         out.append(StoredProxy(target, kept[cols_v], [str(s) for s in np.asarray(table["side"])[mask]], weight,
-                               center, intercept, float(y.min() - 2 * spread), float(y.max() + 2 * spread),
+                               center, intercept, lo, hi,
                                float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q}, pred))
     return out, [warn] if warn else []
 

@@ -1,9 +1,9 @@
-"""The proxy kernels as DuckDB UDFs, and the dispatch from (method, params) to a ``models`` function.
+"""The proxy kernels as DuckDB UDFs, and the dispatch from (task, method, params) to ``models``.
 
-``pace_abs_eval(x, p, targets, models, params)`` takes one ``loocv_inputs`` row (sql/044) and
-returns predictions, configurations and selections as nested lists, which the evaluation SQL
-unnests into ``loocv_predictions``, ``loocv_configs`` and ``loocv_selections``. Selection columns
-come back as indices into ``source_columns(src)``; the SQL turns them into instance keys.
+``pace_abs_eval`` / ``pace_pair_eval(x, p, targets, models, params)`` take one ``loocv_inputs`` row
+(sql/044) and return predictions, configurations and selections as nested lists, which the
+evaluation SQL unnests into the ``loocv_*`` tables. Selection columns come back as indices into
+``source_columns(src)``; the SQL turns them into instance keys.
 """
 from __future__ import annotations
 
@@ -17,19 +17,21 @@ import pyarrow as pa
 from warehouse.matrices import inputs_to_arrays, published_arrays
 from warehouse.udfs import REGISTRARS
 
-ABS_RESULT = ("STRUCT(pred DOUBLE[][], actual DOUBLE[][], "
-              "configs STRUCT(target VARCHAR, fold INTEGER, m DOUBLE, nc_h INTEGER, nc_d INTEGER, "
-              "q DOUBLE, objective DOUBLE)[], "
-              "sel STRUCT(fold INTEGER, target VARCHAR, side VARCHAR, col INTEGER, rank INTEGER, "
-              "weight DOUBLE, nc INTEGER)[], "
-              "warnings VARCHAR[])")
+_COMMON = ("configs STRUCT(target VARCHAR, fold INTEGER, m DOUBLE, nc_h INTEGER, nc_d INTEGER, "
+           "q DOUBLE, objective DOUBLE, cal_a DOUBLE, cal_b DOUBLE)[], "
+           "sel STRUCT(fold INTEGER, target VARCHAR, side VARCHAR, col INTEGER, rank INTEGER, "
+           "weight DOUBLE, nc INTEGER)[], "
+           "warnings VARCHAR[]")
+ABS_RESULT = f"STRUCT(pred DOUBLE[][], actual DOUBLE[][], {_COMMON})"
+PAIR_RESULT = f"STRUCT(margin DOUBLE[][][], prob DOUBLE[][][], neutral BOOLEAN[][][], actual DOUBLE[][], {_COMMON})"
 
-METHODS: dict[str, Callable[..., Any]] = {}
+METHODS: dict[str, Callable[..., Any]] = {}        # Goal A: name -> fn(X, P, targets, models, params)
+PAIR_METHODS: dict[str, Callable[..., Any]] = {}   # Goal B
 
 
-def method(name: str):
+def method(name: str, registry: dict = METHODS):
     def register(fn):
-        METHODS[name] = fn
+        registry[name] = fn
         return fn
     return register
 
@@ -72,25 +74,81 @@ def default_abs(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: 
     return result, np.arange(X.shape[1])
 
 
-def _config_row(target: str, fold: int, c, objective) -> dict:
+@method("compat", PAIR_METHODS)
+def compat_pair(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
+    """The published Goal B (pinned to Goal A's strict selection), on the published loader's arrays."""
+    from models import pair
+
+    Xv, kept, P32, Y = published_arrays(X, P)
+    common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], pin_a=True,
+                  strict=True)
+    if params.get("auto_tune"):
+        result = pair.loocv_pair_autotune(Xv, Y, P32, targets, nc_max=params.get("nc_max", 10), **common)
+    else:
+        configs, _ = pair.frozen_pair_configs(params["count"], targets, pin_a=True)
+        result = pair.loocv_pair_frozen(Xv, Y, P32, targets, configs=_override(configs, params), **common)
+    # the published rule: a zero margin is a predicted loss, never an abstention
+    return result, kept, np.zeros(result.margins.shape, bool)
+
+
+@method("default", PAIR_METHODS)
+def default_pair(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
+    """The honest Goal B (models/pair_default.py): soft labels, cross-fitted calibration, neutral abstentions."""
+    from models import pair_default
+
+    result = pair_default.loocv_pair_default(X, P, targets, models=models, count=params["count"], B=params["B"],
+                                             seed=params["seed"], n_jobs=2)
+    neutral = getattr(result, "neutral", None)
+    if neutral is None:
+        neutral = np.isfinite(result.margins) & (result.margins == 0)
+    return result, np.arange(X.shape[1]), np.asarray(neutral, bool)
+
+
+def _override(configs: dict, params: dict) -> dict:
+    """Apply --m / --nc-h / --nc-d to every target's frozen configuration."""
+    from dataclasses import replace
+
+    changes = {k: params[k] for k in ("m", "nc_h", "nc_d") if params.get(k) is not None}
+    return {t: replace(c, **changes) for t, c in configs.items()} if changes else configs
+
+
+def _config_row(target: str, fold: int, c, objective, platt=None) -> dict:
+    q = getattr(c, "q", None)
     return {"target": target, "fold": int(fold), "m": float(c.m), "nc_h": int(c.nc_h), "nc_d": int(c.nc_d),
-            "q": None if c.q is None else float(c.q), "objective": objective}
+            "q": None if q is None else float(q), "objective": objective,
+            "cal_a": None if platt is None else float(platt[0]), "cal_b": None if platt is None else float(platt[1])}
+
+
+def _selection_rows(selections, kept: np.ndarray) -> list[dict]:
+    rows = []
+    for fs in selections:
+        for side_name, side in (("H", fs.H), ("D", fs.D)):
+            for c, r, w in zip(np.asarray(side.cols, int), np.asarray(side.rank), np.asarray(side.weight, float)):
+                rows.append({"fold": int(fs.fold), "target": str(fs.target), "side": side_name, "col": int(kept[c]),
+                             "rank": int(r), "weight": float(w), "nc": int(side.nc)})
+    return rows
+
+
+def _common_row(result, kept: np.ndarray) -> dict:
+    fold_configs = getattr(result, "fold_configs", None) or {}
+    platt = getattr(result, "platt", {}) or {}
+    sweep = getattr(result, "sweep", {}) or {}
+    if fold_configs:   # nested tuning: one configuration per (held-out model, target)
+        configs = [_config_row(t, f, c, None, platt.get(t)) for (f, t), c in sorted(fold_configs.items(),
+                                                                                   key=lambda kv: kv[0])]
+    else:
+        configs = [_config_row(t, -1, c, sweep.get(t), platt.get(t)) for t, c in result.configs.items()]
+    return {"configs": configs, "sel": _selection_rows(result.selections, kept), "warnings": list(result.warnings)}
 
 
 def _to_row(result, kept: np.ndarray, targets: list[str]) -> dict:
-    fold_configs = getattr(result, "fold_configs", None) or {}
-    if fold_configs:   # nested tuning: one configuration per (held-out model, target)
-        configs = [_config_row(t, f, c, None) for (f, t), c in sorted(fold_configs.items(), key=lambda kv: kv[0])]
-    else:
-        configs = [_config_row(t, -1, c, getattr(result, "sweep", {}).get(t)) for t, c in result.configs.items()]
-    table = result.selection_table()
-    cols = np.asarray(table["col_idx"], dtype=int)
-    sel = [{"fold": int(f), "target": str(t), "side": str(s), "col": int(kept[c]), "rank": int(r),
-            "weight": float(w), "nc": int(nc)}
-           for f, t, s, c, r, w, nc in zip(table["fold"], table["target"], table["side"], cols,
-                                           table["rank"], table["weight"], table["nc"])]
-    return {"pred": _nullable(result.pred), "actual": _nullable(result.actual),
-            "configs": configs, "sel": sel, "warnings": list(result.warnings)}
+    return {"pred": _nullable(result.pred), "actual": _nullable(result.actual), **_common_row(result, kept)}
+
+
+def _to_pair_row(result, kept: np.ndarray, neutral: np.ndarray) -> dict:
+    cube = lambda a: [_nullable(m) for m in np.asarray(a, float)]  # noqa: E731  (n, n, T) -> nested lists
+    return {"margin": cube(result.margins), "prob": cube(result.prob), "neutral": neutral.tolist(),
+            "actual": _nullable(result.actual), **_common_row(result, kept)}
 
 
 def _nullable(matrix) -> list[list[float | None]]:
@@ -98,36 +156,46 @@ def _nullable(matrix) -> list[list[float | None]]:
     return [[float(v) if np.isfinite(v) else None for v in row] for row in np.asarray(matrix, float)]
 
 
+def _pick(registry: dict, params: dict):
+    name = params.get("method", "default")
+    if name not in registry:
+        raise ValueError(f"unknown method {name!r} (choose from {', '.join(sorted(registry))})")
+    return registry[name]
+
+
 def abs_eval_row(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str], params: dict) -> dict:
     X, P = inputs_to_arrays(x, p)
-    name = params.get("method", "default")
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r} (choose from {', '.join(sorted(METHODS))})")
-    result, kept = METHODS[name](X, P, targets, models, params)
+    result, kept = _pick(METHODS, params)(X, P, targets, models, params)
     return _to_row(result, kept, targets)
 
 
-def _pace_abs_eval(x, p, targets, models, params):
-    """Arrow UDF: one output per input row (normally one row)."""
-    out = []
-    for i in range(len(x)):
-        out.append(abs_eval_row(x[i], p[i], targets[i].as_py(), models[i].as_py(), json.loads(params[i].as_py())))
-    return pa.array(out, type=_ABS_ARROW_TYPE)
+def pair_eval_row(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str], params: dict) -> dict:
+    X, P = inputs_to_arrays(x, p)
+    result, kept, neutral = _pick(PAIR_METHODS, params)(X, P, targets, models, params)
+    return _to_pair_row(result, kept, neutral)
 
 
-_ABS_ARROW_TYPE = None
+def _arrow_udf(row_fn, result_sql: str):
+    """An Arrow UDF computing ``row_fn`` per input row (normally one row per call)."""
+    arrow_type = duckdb.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
+
+    def udf(x, p, targets, models, params):
+        return pa.array([row_fn(x[i], p[i], targets[i].as_py(), models[i].as_py(), json.loads(params[i].as_py()))
+                         for i in range(len(x))], type=arrow_type)
+    return udf
+
+
+UDFS = {"pace_abs_eval": (abs_eval_row, ABS_RESULT), "pace_pair_eval": (pair_eval_row, PAIR_RESULT)}
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    global _ABS_ARROW_TYPE
-    if _ABS_ARROW_TYPE is None:
-        _ABS_ARROW_TYPE = duckdb.sql(f"SELECT NULL::{ABS_RESULT} AS r").to_arrow_table().schema.field("r").type
-    # Connections to one file in one process share a catalog: a second connect() finds it registered.
-    if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'pace_abs_eval'").fetchall()[0][0]:
-        return
-    con.create_function("pace_abs_eval", _pace_abs_eval,
-                        ["DOUBLE[][]", "DOUBLE[][][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR"], ABS_RESULT,
-                        type="arrow", side_effects=True)
+    for name, (row_fn, result_sql) in UDFS.items():
+        # Connections to one file in one process share a catalog: a second connect() finds it registered.
+        if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
+            continue
+        con.create_function(name, _arrow_udf(row_fn, result_sql),
+                            ["DOUBLE[][]", "DOUBLE[][][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR"], result_sql,
+                            type="arrow", side_effects=True)
 
 
 REGISTRARS.append(register)
