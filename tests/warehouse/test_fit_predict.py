@@ -137,4 +137,11 @@ def test_interval_offsets_and_their_leave_one_out_coverage():
     lo, hi = interval_offsets(r, 0.8)
     assert lo == pytest.approx(-1.2816, abs=0.1) and hi == pytest.approx(1.2816, abs=0.1)
     assert loo_interval_coverage(r[:400], 0.8) == pytest.approx(0.8, abs=0.03)
+    # small samples: the conformal order statistics keep coverage at or above the level
+    hits = []
+    for _ in range(2000):
+        s = rng.normal(0, 1, 14)
+        lo, hi = interval_offsets(s[:13], 0.8)
+        hits.append(lo <= s[13] <= hi)
+    assert np.mean(hits) >= 0.8 - 0.02
     assert np.isnan(loo_interval_coverage(np.array([0.1, np.nan]), 0.8))
