@@ -7,11 +7,12 @@ STAMP  := $(VENV)/.installed
 DB     ?= pace.duckdb
 export PACE_DB ?= $(DB)
 
-.PHONY: setup test demo ingest loocv fit plan run predict export bench clean help
+.PHONY: setup test demo ingest loocv fit plan run predict export bench clean help need-model
 
 help:
 	@echo "make test | demo | ingest [RESULTS=dir] | loocv [TASK=abs|pair] [METHOD=compat|default] [C=100]"
-	@echo "make fit | plan MODEL=X | run MODEL=X | predict MODEL=X | export [OUT=dir] | bench"
+	@echo "make fit [METHOD=..] | plan MODEL=X | run MODEL=X | predict MODEL=X | export [OUT=dir] | bench"
+	@echo "extra flags for any pace command: ARGS='...'"
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -33,20 +34,26 @@ ingest: $(STAMP)
 TASK   ?= abs
 METHOD ?= default
 C      ?= 100
+# compat follows the published headline path, which needs these flags
+COMPAT_FLAGS_abs  := --strict-budget
+COMPAT_FLAGS_pair := --strict-budget --pin-task-a-selection
 loocv: $(STAMP)
-	$(PACE) loocv $(TASK) --method $(METHOD) --count $(C)
+	$(PACE) loocv $(TASK) --method $(METHOD) --count $(C) $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
 
 fit: $(STAMP)
-	$(PACE) fit
+	$(PACE) fit --method $(METHOD) --count $(C) $(ARGS)
 
-plan: $(STAMP)
-	$(PACE) plan $(MODEL)
+need-model:
+	@test -n "$(MODEL)" || { echo "usage: make $(MAKECMDGOALS) MODEL=<model name>"; exit 2; }
 
-run: $(STAMP)
-	$(PACE) run $(MODEL)
+plan: $(STAMP) need-model
+	$(PACE) plan "$(MODEL)" $(ARGS)
 
-predict: $(STAMP)
-	$(PACE) predict $(MODEL)
+run: $(STAMP) need-model
+	$(PACE) run "$(MODEL)" $(ARGS)
+
+predict: $(STAMP) need-model
+	$(PACE) predict "$(MODEL)" $(ARGS)
 
 OUT ?= export
 export: $(STAMP)
@@ -55,6 +62,8 @@ export: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/loocv.py
+	$(BIN)/python bench/accuracy.py
+	$(BIN)/python bench/intervals.py
 
 clean:
 	rm -rf $(VENV) pace.duckdb pace.duckdb.wal lake
