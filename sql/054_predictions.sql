@@ -30,8 +30,8 @@ clamped AS (
     FROM linear AS l JOIN current_fits AS f ON f.fit_id = l.fit_id AND f.task = 'abs' AND f.target = l.target
 )
 SELECT model, target, predicted,
-       greatest(predicted + resid_lo, 0.0)       AS low,
-       least(predicted + resid_hi, 1.0)          AS high,
+       least(greatest(predicted + resid_lo, 0.0), 1.0)   AS low,
+       greatest(least(predicted + resid_hi, 1.0), 0.0)   AS high,
        n_scored / n_instances                    AS coverage,
        n_scored, n_instances, interval_level, method, fit_id
 FROM clamped;
