@@ -23,6 +23,7 @@ def fit(
         "--exclude", help="Models to leave out of the fit (comma-separated or repeated), e.g. to predict them.")] = None,
     level: Annotated[float, typer.Option("--level", help="Central coverage of the prediction intervals.")] = 0.8,
     intervals: Annotated[bool, typer.Option(help="Estimate intervals from a LOOCV of the same method.")] = True,
+    task: Annotated[str, typer.Option("--task", help="abs (Goal A), pair (Goal B) or both.")] = "both",
     method: Method = "default",
     sources: Sources = None,
     targets: Targets = None,
@@ -33,8 +34,11 @@ def fit(
     (proxy_fits, proxy_weights); `predictions` then works for any model with score rows."""
     from warehouse.fit import FitRequest, fit_and_store
 
+    if task not in ("abs", "pair", "both"):
+        fail("--task must be abs, pair or both")
     req = FitRequest(method=method, count=count, B=B, seed=seed, sources=_split(sources), targets=_split(targets),
-                     exclude=_split(exclude) or [], level=level, intervals=intervals)
+                     exclude=_split(exclude) or [], level=level, intervals=intervals,
+                     tasks=("abs", "pair") if task == "both" else (task,))
     con = connect(db)
     with err_console.status(f"fitting ({method}, C={count}) and estimating intervals ..."):
         try:
@@ -46,11 +50,16 @@ def fit(
 
         emit_json(asdict(report))
         return
-    rows = [(t, report.n_instances[t], report.resid_lo[t] * 100, report.resid_hi[t] * 100,
-             report.interval_loo_coverage[t], report.view_gap[t]) for t in report.targets]
-    print_rows(["target", "instances", "interval lo (pp)", "interval hi (pp)", f"LOO coverage of {level:.0%}",
-                "view vs kernel"], rows, title=f"{report.fit_id}: {method}, trained on {len(report.models)} models",
-               digits=3)
+    if report.view_gap:
+        rows = [(t, report.n_instances[t], report.resid_lo[t] * 100, report.resid_hi[t] * 100,
+                 report.interval_loo_coverage[t], f"{report.view_gap[t]:.1e}") for t in report.targets]
+        print_rows(["target", "instances", "interval lo (pp)", "interval hi (pp)",
+                    f"LOO coverage of {level:.0%}", "view vs kernel"], rows,
+                   title=f"{report.fit_id}: Goal A {method}, trained on {len(report.models)} models", digits=3)
+    if report.pair_view_gap:
+        rows = [(t, a, b, f"{report.pair_view_gap[t]:.1e}") for t, (a, b) in report.pair_calibration.items()]
+        print_rows(["target", "Platt a", "Platt b", "view vs kernel (margin)"], rows,
+                   title=f"{report.fit_id}: Goal B {method}", digits=3)
     for w in report.warnings:
         console.print(f"note: {w}", highlight=False)
     console.print(f"{report.seconds:.1f} s. Next: pace plan MODEL, pace predict MODEL", highlight=False)

@@ -35,6 +35,7 @@ class FitRequest:
     exclude: list[str] = field(default_factory=list)   # models left out of the fit (e.g. to predict them)
     level: float = 0.8
     intervals: bool = True
+    tasks: tuple[str, ...] = ("abs", "pair")            # Goal A, Goal B
 
 
 @dataclass
@@ -68,6 +69,8 @@ class FitReport:
     interval_loo_coverage: dict[str, float]  # share of held-out truths inside a leave-one-out interval
     seconds: float
     warnings: list[str]
+    pair_view_gap: dict[str, float] = field(default_factory=dict)   # max |pair_predictions margin - kernel|
+    pair_calibration: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarray]) -> str:
@@ -126,6 +129,54 @@ def _fit_compat(X, P, targets, models, req: FitRequest) -> tuple[list[StoredProx
 FITTERS = {"default": _fit_default, "compat": _fit_compat}
 
 
+@dataclass
+class StoredPairProxy:
+    """One target's pair proxy: margin(a, b) = sum weight * (x_a - x_b), x missing -> center."""
+    target: str
+    cols: np.ndarray
+    weight: np.ndarray
+    center: np.ndarray
+    cal_a: float
+    cal_b: float
+    config: dict
+
+
+def _fit_pair_default(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
+    from models.pair_default import fit_pair_default
+
+    res = fit_pair_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=2)
+    out = []
+    for target in targets:
+        p = res.proxies[target]
+        out.append(StoredPairProxy(target, np.asarray(p.cols), np.asarray(p.weight, float),
+                                   np.asarray(p.centre, float), float(p.a), float(p.b), _config_dict(p.config)))
+    return out, list(res.warnings)
+
+
+def _fit_pair_compat(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
+    """The published fit-pair (strict, pinned to Goal A's selection, frozen pinned-A configs)."""
+    from models import pair
+
+    Xv, kept, P32, Y = published_arrays(X, P)
+    configs, _ = pair.frozen_pair_configs(req.count, targets, pin_a=True)
+    res = pair.fit_pair(Xv, Y, P32, targets, models=models, count=req.count, B=req.B, seed=req.seed,
+                        pin_a=True, strict=True, configs=configs)
+    out = []
+    for target in targets:
+        p = res.proxies[target]
+        cols_v = np.asarray(p.cols, int)
+        out.append(StoredPairProxy(target, kept[cols_v], np.asarray(p.weight, float), Xv[:, cols_v].mean(axis=0),
+                                   float(p.a), float(p.b), _config_dict(p.config)))
+    return out, list(res.warnings)
+
+
+def _config_dict(cfg) -> dict:
+    return {k: getattr(cfg, k) for k in ("m", "nc_h", "nc_d", "q", "nc", "reg") if hasattr(cfg, k)}
+
+
+PAIR_FITTERS = {"default": _fit_pair_default, "compat": _fit_pair_compat}
+
+
 def _loocv_residuals(X, P, targets, models, req: FitRequest) -> np.ndarray:
     """(n, T) held-out residuals actual - predicted of the same method (NaN where no truth)."""
     from warehouse.kernels import METHODS
@@ -176,8 +227,11 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
     rows = [i for i, name in enumerate(m.models) if name not in set(req.exclude)]
     models = [m.models[i] for i in rows]
     X, P = m.X[rows], [p[rows] for p in m.P]
-    proxies, warnings = FITTERS[req.method](X, P, m.targets, models, req)
-    residuals = (_loocv_residuals(X, P, m.targets, models, req) if req.intervals
+    proxies, warnings = FITTERS[req.method](X, P, m.targets, models, req) if "abs" in req.tasks else ([], [])
+    pair_proxies, pair_warnings = (PAIR_FITTERS[req.method](X, P, m.targets, models, req)
+                                   if "pair" in req.tasks else ([], []))
+    warnings += pair_warnings
+    residuals = (_loocv_residuals(X, P, m.targets, models, req) if req.intervals and proxies
                  else np.full((len(models), len(m.targets)), np.nan))
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     digest = data_hash(models, m.columns, X, P)
@@ -198,6 +252,15 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
         for c, side, w, ctr in zip(proxy.cols, proxy.side, proxy.weight, proxy.center):
             b, s, i = m.columns[int(c)]
             weight_rows.append((fit_id, "abs", proxy.target, b, s, i, side, float(w), float(ctr)))
+
+    for proxy in pair_proxies:
+        report.pair_calibration[proxy.target] = (proxy.cal_a, proxy.cal_b)
+        params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources)
+        fit_rows.append((fit_id, "pair", req.method, proxy.target, req.count, json.dumps(params), None, None, None,
+                         params.get("m"), proxy.cal_a, proxy.cal_b, None, None, None, models, digest))
+        for c, w, ctr in zip(proxy.cols, proxy.weight, proxy.center):
+            b, s_, i = m.columns[int(c)]
+            weight_rows.append((fit_id, "pair", proxy.target, b, s_, i, "pair", float(w), float(ctr)))
 
     con.execute("BEGIN TRANSACTION")
     try:
@@ -222,6 +285,15 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
         kernel = np.clip(proxy.in_sample, proxy.lo, proxy.hi)
         finite = np.isfinite(kernel)
         report.formula_gap[proxy.target] = float(np.abs(formula - kernel)[finite].max()) if finite.any() else float("nan")
+    for proxy in pair_proxies:
+        x = np.where(np.isnan(X[:, proxy.cols]), proxy.center, X[:, proxy.cols])
+        s_kernel = x @ proxy.weight
+        view = {(a, b): v for a, b, v in con.execute(
+            "SELECT model, opponent, margin FROM pair_predictions WHERE fit_id = ? AND target = ?",
+            [fit_id, proxy.target]).fetchall()}
+        gaps = [abs(view[(a, b)] - (s_kernel[i] - s_kernel[j]))
+                for i, a in enumerate(models) for j, b in enumerate(models) if i != j]
+        report.pair_view_gap[proxy.target] = max(gaps) if gaps else float("nan")
     report.seconds = time.perf_counter() - started
     return report
 
