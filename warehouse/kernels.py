@@ -98,10 +98,9 @@ def default_pair(X: np.ndarray, P: list[np.ndarray], targets: list[str], models:
 
     result = pair_default.loocv_pair_default(X, P, targets, models=models, count=params["count"], B=params["B"],
                                              seed=params["seed"], n_jobs=2)
-    neutral = getattr(result, "neutral", None)
-    if neutral is None:
-        neutral = np.isfinite(result.margins) & (result.margins == 0)
-    return result, np.arange(X.shape[1]), np.asarray(neutral, bool)
+    # an exactly zero margin is an abstention (degenerate fit): p = 1/2, half a correct answer
+    neutral = np.isfinite(result.margins) & (result.margins == 0)
+    return result, np.arange(X.shape[1]), neutral
 
 
 def _override(configs: dict, params: dict) -> dict:
@@ -114,7 +113,9 @@ def _override(configs: dict, params: dict) -> dict:
 
 def _config_row(target: str, fold: int, c, objective, platt=None) -> dict:
     q = getattr(c, "q", None)
-    return {"target": target, "fold": int(fold), "m": float(c.m), "nc_h": int(c.nc_h), "nc_d": int(c.nc_d),
+    nc = getattr(c, "nc", None)          # default Goal B uses one rank for both sides
+    nc_h, nc_d = (nc, nc) if nc is not None else (c.nc_h, c.nc_d)
+    return {"target": target, "fold": int(fold), "m": float(c.m), "nc_h": int(nc_h), "nc_d": int(nc_d),
             "q": None if q is None else float(q), "objective": objective,
             "cal_a": None if platt is None else float(platt[0]), "cal_b": None if platt is None else float(platt[1])}
 
@@ -131,11 +132,12 @@ def _selection_rows(selections, kept: np.ndarray) -> list[dict]:
 
 def _common_row(result, kept: np.ndarray) -> dict:
     fold_configs = getattr(result, "fold_configs", None) or {}
+    fold_platt = getattr(result, "fold_platt", None) or {}
     platt = getattr(result, "platt", {}) or {}
     sweep = getattr(result, "sweep", {}) or {}
     if fold_configs:   # nested tuning: one configuration per (held-out model, target)
-        configs = [_config_row(t, f, c, None, platt.get(t)) for (f, t), c in sorted(fold_configs.items(),
-                                                                                   key=lambda kv: kv[0])]
+        configs = [_config_row(t, f, c, None, fold_platt.get((f, t), platt.get(t)))
+                   for (f, t), c in sorted(fold_configs.items(), key=lambda kv: kv[0])]
     else:
         configs = [_config_row(t, -1, c, sweep.get(t), platt.get(t)) for t, c in result.configs.items()]
     return {"configs": configs, "sel": _selection_rows(result.selections, kept), "warnings": list(result.warnings)}

@@ -112,3 +112,28 @@ def test_masked_truths_are_null_and_skipped_by_metrics_and_plots(con, tmp_path):
     total = con.execute("SELECT len(models) FROM loocv_runs WHERE run_id = ?", [run_id]).fetchall()[0][0]
     assert n[0][0] == total - 1
     assert len(plot_predictions(con, run_id, tmp_path, "t")) == 5
+
+
+@pytest.mark.parametrize("method", ["compat", "default"])
+def test_pair_loocv_rows_metrics_and_csv(con, tmp_path, method):
+    from warehouse.evaluate import pair_metrics_rows, run_pair, write_pair_predictions_csv
+
+    run_id = run_pair(con, EvalRequest(method=method, count=30, B=20, seed=1))
+    n = con.execute("SELECT len(models) FROM loocv_runs WHERE run_id = ?", [run_id]).fetchall()[0][0]
+    assert con.execute("SELECT count(*) FROM loocv_pair_predictions WHERE run_id = ?",
+                       [run_id]).fetchall()[0][0] == n * (n - 1) * 4
+    # accuracy from the view equals a direct count over the same rows
+    rows = con.execute("""SELECT target, true_margin, pred_margin, neutral FROM loocv_pair_predictions
+                          WHERE run_id = ? AND abs(true_margin) >= 1e-9""", [run_id]).fetchall()
+    by_target: dict[str, list[float]] = {}
+    for target, tm, pm, neutral in rows:
+        by_target.setdefault(target, []).append(0.5 if neutral else float((pm > 0) == (tm > 0)))
+    view = {t: acc for t, acc, _ in pair_metrics_rows(con, run_id)}
+    for target, hits in by_target.items():
+        assert view[target] == pytest.approx(100 * np.mean(hits))
+    assert view["AVERAGE"] > 60          # synthetic targets truly follow the abilities
+    path = write_pair_predictions_csv(con, run_id, tmp_path / "pair_predictions.csv")
+    with path.open() as fh:
+        header = next(csv.reader(fh))
+    assert header == ["held_out", "other", "target", "true_margin", "true_winner", "pred_margin",
+                      "pred_prob_heldout_wins", "pred_winner"]
