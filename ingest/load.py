@@ -14,11 +14,14 @@ import shutil
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ingest.anomalies import find_anomalies
 from ingest.csvfile import ParsedFile, parse_bytes, sha256_of
@@ -27,6 +30,7 @@ from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, discover
 
 LAKE_TABLE = "scores"
+COPIED = "copied"        # staging sub-folder of the partitions copied from DuckDB (the others: from rows)
 
 
 def _read(sf: ScoreFile) -> tuple[ScoreFile, bytes, str]:
@@ -56,23 +60,48 @@ def _staged_table(parsed: list[tuple[ScoreFile, ParsedFile]]) -> pa.Table:
     return pa.concat_tables(parts) if parts else pa.table({})
 
 
-def write_lake(con: duckdb.DuckDBPyConnection, lake: Path, benchmarks: list[str]) -> Path | None:
-    """Write the given benchmarks' partitions to a staging folder beside the lake; return it."""
+def write_lake(con: duckdb.DuckDBPyConnection, staging: Path, benchmarks: list[str]) -> None:
+    """Copy the given benchmarks' rows from ``scores`` into hive partitions under ``staging``."""
     if not benchmarks:
-        return None
-    staging = lake.parent / f".{lake.name}.staging-{uuid.uuid4().hex[:8]}"
-    staging.mkdir(parents=True)
+        return
     con.execute("CREATE OR REPLACE TEMP TABLE lake_benchmarks AS SELECT unnest(?::VARCHAR[]) AS benchmark",
                 [benchmarks])
-    present = {b for (b,) in con.execute(
-        "SELECT DISTINCT benchmark FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks)"
-    ).fetchall()}
+    present = con.execute("SELECT count(*) FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks)"
+                          ).fetchall()[0][0]
     if present:
-        target = str(staging / LAKE_TABLE).replace("'", "''")
+        (staging / COPIED).mkdir(parents=True, exist_ok=True)
+        target = str(staging / COPIED / LAKE_TABLE).replace("'", "''")
         con.execute(f"""
             COPY (SELECT * FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks))
             TO '{target}' (FORMAT parquet, PARTITION_BY (benchmark), OVERWRITE_OR_IGNORE)""")
-    return staging
+
+
+def write_lake_from_rows(staging: Path, staged: pa.Table, parsed, model_of: dict[str, str],
+                         benchmarks: set[str], recorded_at: datetime) -> None:
+    """Write partitions of benchmarks whose rows all come from this ingest straight from the parsed
+    Arrow rows, so it can run beside the DuckDB insert. Same columns and values as ``write_lake``."""
+    if not benchmarks:
+        return
+    file_idx = staged.column("file_idx").combine_chunks()
+    per_file = lambda values: pa.DictionaryArray.from_arrays(file_idx, pa.array(values, pa.string()))  # noqa: E731
+    n = staged.num_rows
+    rows = pa.table({
+        "model": per_file([model_of[sf.rel] for sf, _ in parsed]),
+        "subdir": per_file([sf.subdir for sf, _ in parsed]),
+        "instance_id": staged.column("instance_id"),
+        "score": staged.column("score"),
+        "metric_name": staged.column("metric_name"),
+        "origin": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["ingest"])),
+        "source_ref": per_file([sf.rel for sf, _ in parsed]),
+        "recorded_at": pa.array(np.full(n, np.datetime64(recorded_at, "us")), pa.timestamp("us")),
+    })
+    bench_of_file = np.array([sf.benchmark for sf, _ in parsed], dtype=object)
+    for benchmark in sorted(benchmarks):
+        ids = pa.array(np.flatnonzero(bench_of_file == benchmark).astype(np.int32))
+        part_dir = staging / LAKE_TABLE / f"benchmark={benchmark}"
+        part_dir.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows.filter(pc.is_in(file_idx, value_set=ids)), part_dir / "data_0.parquet",
+                       store_schema=False)
 
 
 def swap_lake(lake: Path, staging: Path | None, benchmarks: list[str]) -> None:
@@ -84,6 +113,8 @@ def swap_lake(lake: Path, staging: Path | None, benchmarks: list[str]) -> None:
     for benchmark in benchmarks:
         final = table_dir / f"benchmark={benchmark}"
         new = staging / LAKE_TABLE / f"benchmark={benchmark}"
+        if not new.exists():
+            new = staging / COPIED / LAKE_TABLE / f"benchmark={benchmark}"
         trash = table_dir / f".trash-{benchmark}-{uuid.uuid4().hex[:8]}"
         if final.exists():
             os.replace(final, trash)
@@ -141,7 +172,9 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
 
     staged = _staged_table(parsed)
     rewritten = [sf.rel for sf, _ in parsed]
-    staging = None
+    staging = lake.parent / f".{lake.name}.staging-{uuid.uuid4().hex[:8]}"
+    recorded_at = datetime.now().replace(microsecond=0)
+    lake_writer = ThreadPoolExecutor(max_workers=1)
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE tree_files AS SELECT unnest(?::VARCHAR[]) AS path",
@@ -154,9 +187,14 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
             "SELECT count(*) FROM scores WHERE source_ref IN (SELECT path FROM rewritten)").fetchone()[0]
         con.execute("DELETE FROM scores WHERE source_ref IN (SELECT path FROM rewritten)")
         con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
+        new_benchmarks = {sf.benchmark for sf, _ in parsed}
+        kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
+        fresh = new_benchmarks - kept          # every row of these comes from this ingest
+        staging.mkdir(parents=True)
+        from_rows = lake_writer.submit(write_lake_from_rows, staging, staged, parsed, model_of, fresh, recorded_at)
         if parsed:
-            _insert(con, staged, parsed, model_of, report)
-            affected |= {sf.benchmark for sf, _ in parsed}
+            _insert(con, staged, parsed, model_of, report, recorded_at)
+            affected |= new_benchmarks
         report.files_pruned = len(disappeared) if prune else 0
         if not prune:
             for path in disappeared:
@@ -168,13 +206,15 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
                               + "\n  ".join(str(a) for a in report.anomalies))
         _summarise(con, report)
         stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
-        staging = write_lake(con, lake, stale)
+        write_lake(con, staging, sorted(set(stale) - fresh))
+        from_rows.result()
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
-        if staging:
-            shutil.rmtree(staging, ignore_errors=True)
+        lake_writer.shutdown(wait=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
+    lake_writer.shutdown(wait=True)
     swap_lake(lake, staging, stale)
     report.seconds = time.perf_counter() - started
     return report
@@ -185,7 +225,7 @@ def _under(path: str, files: list[ScoreFile]) -> bool:
     return path.split("/", 1)[0] in {sf.benchmark for sf in files}
 
 
-def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport) -> None:
+def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recorded_at: datetime) -> None:
     meta = pa.table({
         "file_idx": pa.array(range(len(parsed)), pa.int32()),
         "path": [sf.rel for sf, _ in parsed],
@@ -217,9 +257,8 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport) -> No
                                             f"{replaced} rows from other sources (runs) replaced by file rows"))
         con.execute("""
             INSERT INTO scores
-            SELECT model, benchmark, subdir, instance_id, score, metric_name, 'ingest', source_ref,
-                   current_localtimestamp()
-            FROM incoming""")
+            SELECT model, benchmark, subdir, instance_id, score, metric_name, 'ingest', source_ref, ?
+            FROM incoming""", [recorded_at])
         con.execute("INSERT INTO score_files SELECT * EXCLUDE (file_idx), current_localtimestamp() "
                     "FROM incoming_files")
         con.execute("""
