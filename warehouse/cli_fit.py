@@ -10,15 +10,15 @@ import typer
 from typing_extensions import Annotated
 
 from warehouse.cli import DbOpt, JsonOpt, fail
-from warehouse.cli_models import Method, Sources, Targets, _split
+from warehouse.cli_models import Boot, Count, Method, Seed, Sources, Targets, _split
 from warehouse.connect import connect
 from warehouse.output import console, emit_json, err_console, print_rows
 
 
 def fit(
-    count: Annotated[int, typer.Option("--count", help="Instance budget C per target.")] = 100,
-    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates.")] = 300,
-    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
+    count: Count = 100,
+    B: Boot = 300,
+    seed: Seed = 42,
     exclude: Annotated[Optional[list[str]], typer.Option(
         "--exclude", help="Models to leave out of the fit (comma-separated or repeated), e.g. to predict them.")] = None,
     level: Annotated[float, typer.Option("--level", help="Central coverage of the prediction intervals.")] = 0.8,

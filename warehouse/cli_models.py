@@ -27,21 +27,30 @@ Sources = Annotated[Optional[list[str]], typer.Option(
     "--sources", help="Source benchmarks to select from (comma-separated or repeated; default: all).")]
 Targets = Annotated[Optional[list[str]], typer.Option(
     "--targets", help="Targets to predict (default: every benchmark with role 'target').")]
+Count = Annotated[int, typer.Option("--count", help="Instance budget C per target.")]
+Boot = Annotated[int, typer.Option("--B", help="Bootstrap replicates of the target instances.")]
+Seed = Annotated[int, typer.Option("--seed", help="Base random seed.")]
+AutoTune = Annotated[bool, typer.Option("--auto-tune", help="Tune the configuration per target "
+                                        "(compat: on the evaluation predictions, as published).")]
+StrictBudget = Annotated[bool, typer.Option("--strict-budget", help="Joint budget |H ∪ D| = C.")]
+MixM = Annotated[Optional[float], typer.Option("--m", help="Mixing weight of the Local (H) side.")]
+NcH = Annotated[Optional[int], typer.Option("--nc-h", help="Rank of the Local embedding.")]
+NcD = Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global embedding.")]
+NcMax = Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")]
 
 
 @loocv_app.command("abs")
 def loocv_abs(
-    count: Annotated[int, typer.Option("--count", help="Instance budget C per target.")] = 100,
-    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates of the target instances.")] = 300,
-    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
-    auto_tune: Annotated[bool, typer.Option("--auto-tune", help="Tune q, m, nc_h, nc_d per target "
-                                            "(compat: on the evaluation predictions, as published).")] = False,
-    strict_budget: Annotated[bool, typer.Option("--strict-budget", help="Joint budget |H ∪ D| = C.")] = False,
+    count: Count = 100,
+    B: Boot = 300,
+    seed: Seed = 42,
+    auto_tune: AutoTune = False,
+    strict_budget: StrictBudget = False,
     q: Annotated[Optional[float], typer.Option("--q", help="Share of the budget for Local (H) selection.")] = None,
-    m: Annotated[Optional[float], typer.Option("--m", help="Mixing weight of H vs D-pt predictions.")] = None,
-    nc_h: Annotated[Optional[int], typer.Option("--nc-h", help="Rank of the Local embedding.")] = None,
-    nc_d: Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global embedding.")] = None,
-    nc_max: Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")] = 10,
+    m: MixM = None,
+    nc_h: NcH = None,
+    nc_d: NcD = None,
+    nc_max: NcMax = 10,
     fit_all: Annotated[bool, typer.Option("--fit-all", help="In-sample fit on all models (like the "
                                           "published fit-abs; analysis only, not out-of-sample).")] = False,
     method: Method = "default",
@@ -92,19 +101,18 @@ def loocv_abs(
 
 @loocv_app.command("pair")
 def loocv_pair(
-    count: Annotated[int, typer.Option("--count", help="Instance budget C per target.")] = 100,
-    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates of the target instances.")] = 300,
-    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
-    auto_tune: Annotated[bool, typer.Option("--auto-tune", help="Tune m, nc_h, nc_d per target "
-                                            "(compat: on the evaluation predictions, as published).")] = False,
-    strict_budget: Annotated[bool, typer.Option("--strict-budget", help="Joint budget |H ∪ D| = C.")] = False,
+    count: Count = 100,
+    B: Boot = 300,
+    seed: Seed = 42,
+    auto_tune: AutoTune = False,
+    strict_budget: StrictBudget = False,
     pin_task_a_selection: Annotated[bool, typer.Option(
         "--pin-task-a-selection", help="Reuse Goal A's selected instances (required by compat's strict path).")]
         = False,
-    m: Annotated[Optional[float], typer.Option("--m", help="Mixing weight of H vs D-pt margins.")] = None,
-    nc_h: Annotated[Optional[int], typer.Option("--nc-h", help="Rank of the Local embedding.")] = None,
-    nc_d: Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global embedding.")] = None,
-    nc_max: Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")] = 10,
+    m: MixM = None,
+    nc_h: NcH = None,
+    nc_d: NcD = None,
+    nc_max: NcMax = 10,
     method: Method = "default",
     sources: Sources = None,
     targets: Targets = None,
@@ -155,8 +163,8 @@ def sweep(
         = "25,50,100,200,300,400,500",
     methods: Annotated[str, typer.Option("--methods", help="Methods to compare, comma-separated.")]
         = "compat,default",
-    B: Annotated[int, typer.Option("--B", help="Bootstrap replicates.")] = 300,
-    seed: Annotated[int, typer.Option("--seed", help="Base random seed.")] = 42,
+    B: Boot = 300,
+    seed: Seed = 42,
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for sweep.png.")] = Path("out"),
