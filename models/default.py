@@ -45,6 +45,19 @@ What is fixed, and how (spec §20 item numbers):
   and the D-pt pseudo-inverse are truncated at the numerical rank
   s > s_max · ``RANK_RTOL`` (1e-8); nc larger than the rank uses the rank.
 
+Missing-score treatment (``missing=``, default "mask" = item (4) above). "zero"
+counts a missing score as a failure (0), the published convention; "auto" makes
+the choice one more dimension of the nested tuning (inner LOOCV on the training
+models, candidates = the grid under both treatments, top-k over the union).
+Why it matters (measured, see bench/accuracy.py): on the real data whole
+benchmarks are absent for the text-only models (mmmu, visualpuzzles,
+visualwebbench for 6 of 14 models); masking drops exactly the columns whose
+absence carries the "text-only ⇒ weaker agent" signal, which is most of what
+compat's better ranking on swtbench / gaia came from. On synthetic data, where
+absence is random, zero-filling hurts, so the treatment is tuned, not fixed.
+Proxies fitted in "zero" mode carry ``fill`` = 0 (the value a NaN is replaced
+by before centring); a consumer that stores proxies must keep ``fill``.
+
 Prediction, per (fold, target), is linear in the raw selected scores:
 ``ŷ(z) = clip(ȳ + Σ_s w_s (x_z[s] − μ_s), lo, hi)`` with ȳ the mean training
 target, μ_s the training column means, w_s = m·w^H_s + (1 − m)·w^D_s and
@@ -56,6 +69,8 @@ contributes 0). ``fit_abs_default`` returns these rows per target
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +81,7 @@ import numpy as np
 
 from .autotune import first_best, strict_configs
 from .compat import AbsConfig, AbsResult, FoldSelection, SideSelection
-from .metrics import abs_objective, mae, pearson, r2, spearman
+from .metrics import abs_objective, mae, pearson, r2, rowwise_spearman, spearman
 from .selection import order_desc_stable, strict_joint_select
 from .spearman import normalized_ranks
 
@@ -119,11 +134,16 @@ class LinearProxy:
     multiplicity: np.ndarray
     side: np.ndarray
     trained_on: List[str] = field(default_factory=list)
+    fill: Optional[np.ndarray] = None
+    missing: str = "mask"
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """X: (h, S) raw scores (NaN = missing → imputed with the centre)."""
+        """X: (h, S) raw scores (NaN = missing → ``fill`` when set, else the centre)."""
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        D = X[:, self.cols] - self.centre
+        A = X[:, self.cols]
+        if self.fill is not None:
+            A = np.where(np.isnan(A), self.fill, A)
+        D = A - self.centre
         D = np.where(np.isnan(D), 0.0, D)
         return np.clip(self.intercept + D @ self.weight, self.lo, self.hi)
 
@@ -138,6 +158,8 @@ class DefaultAbsResult(AbsResult):
     fold_configs: Dict[Tuple[int, str], AbsConfig] = field(default_factory=dict)
     excluded: Dict[str, List[str]] = field(default_factory=dict)
     proxies: Dict[str, LinearProxy] = field(default_factory=dict)
+    fold_missing: Dict[Tuple[int, str], str] = field(default_factory=dict)
+    missing: Dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -410,6 +432,26 @@ def _envelope(env: np.ndarray, rows: np.ndarray, y_tr: np.ndarray, score_range) 
     return lo, hi
 
 
+def _blas_limit():
+    """Single-threaded BLAS (threadpoolctl, if installed). Every matrix here is tiny (≤ 13 rows);
+    multi-threaded OpenBLAS on top of our own worker threads only adds synchronisation (a
+    13 × 16k QR: 13 ms single-threaded vs ~0.35 s with 2 threads on a loaded 2-core machine).
+    Results are unchanged."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except Exception:  # pragma: no cover
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _single_blas(fn):
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        with _blas_limit():
+            return fn(*a, **kw)
+    return wrapper
+
+
 def _map(fn, items, n_jobs):
     if n_jobs is None or n_jobs <= 1:
         return [fn(x) for x in items]
@@ -430,13 +472,37 @@ def _prep(X, P, targets):
 
 
 # --------------------------------------------------------------------------- LOOCV
+MISSING_MODES = ("mask", "zero")
+
+
+def _objective(P: np.ndarray, y: np.ndarray, rank_weight: float) -> np.ndarray:
+    """100·MAE − rank_weight·Spearman per row (rank_weight = 1: the §9 objective)."""
+    if rank_weight == 1.0:
+        return abs_objective(P, y)
+    return abs_objective(P, y) + (1.0 - rank_weight) * rowwise_spearman(P, y)
+
+
+def _fills(missing: str) -> Tuple[str, ...]:
+    if missing == "auto":
+        return MISSING_MODES
+    if missing not in MISSING_MODES:
+        raise ValueError(f"missing must be 'mask', 'zero' or 'auto', not {missing!r}")
+    return (missing,)
+
+
+def _filled(X: np.ndarray, fill: str) -> np.ndarray:
+    return X if fill == "mask" else np.where(np.isnan(X), 0.0, X)
+
+
+@_single_blas
 def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
                       models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                       seed: int = 42, nested: bool = True, n_jobs: int = 1,
                       grid: DefaultGrid = DefaultGrid(), min_obs: float = MIN_OBS,
                       mask_new: bool = True, score_range: Optional[Tuple[float, float]] = (0.0, 1.0),
                       config: Optional[Mapping[str, AbsConfig]] = None,
-                      top_k: int = 10) -> DefaultAbsResult:
+                      top_k: int = 10, missing: str = "mask",
+                      rank_weight: float = 1.0) -> DefaultAbsResult:
     """Leave-one-model-out evaluation of the ``default`` method.
 
     X: (n, S) raw sources (NaN = missing); P: per target (n, N_t) (NaN = missing).
@@ -449,12 +515,29 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
     order; ``fold_configs`` records the best one). mask_new: a fold only uses columns the
     predicted model has observed. Models with a NaN target mean are predicted
     (pred row filled) but excluded from training and from the metrics.
+
+    missing: how a missing source score is treated. "mask" — masked (coverage
+    rule, mean imputation; see the module doc); "zero" — counted as a failure
+    (score 0, the published convention); "auto" — both candidate sets are
+    computed and the choice is one more tuned dimension (inner LOOCV on the
+    training models, like the grid configs; ties keep "mask").
+    ``fold_missing[(fold, target)]`` records the winner's treatment.
+    rank_weight: the tuning objective is 100·MAE − rank_weight·Spearman (1 = §9).
     """
     X, Pl, Y = _prep(X, P, targets)
     n, T = X.shape[0], len(targets)
+    fills = _fills(missing)
+    Xf = {f: _filled(X, f) for f in fills}
     K = grid.configs().shape[0]
+    F = len(fills)
     valid = [np.isfinite(Y[:, t]) for t in range(T)]
     envs = [_bootstrap_envelope(Pl[t], B, seed + 31 * t) for t in range(T)]
+    if config is not None:
+        allowed = {name: np.asarray([f * K + _cfg_index(grid, config[name]) for f in range(F)])
+                   for name in targets}
+    else:
+        allowed = {name: np.arange(F * K) for name in targets}
+    need_inner = nested and any(a.size > 1 for a in allowed.values())
 
     # jobs: (train rows, predicted row) → targets
     jobs: Dict[Tuple[Tuple[int, ...], int], List[int]] = {}
@@ -462,7 +545,7 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
         for i in range(n):
             R = tuple(j for j in range(n) if j != i and valid[t][j])
             jobs.setdefault((R, i), []).append(t)
-            if nested and config is None:
+            if need_inner:
                 for k in R:
                     Rk = tuple(j for j in R if j != k)
                     jobs.setdefault((Rk, k), []).append(t)
@@ -472,19 +555,25 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
         R, i = key
         rows = np.asarray(R, dtype=np.int64)
         newr = np.asarray([i])
-        bs = _Basis(X, rows, newr if mask_new else np.zeros(0, np.int64), min_obs)
-        new_c = bs.centred(X, newr)
-        out = {}
-        for t in sorted(set(jobs[key])):
-            tf = _TargetFit(bs, Y[rows, t], new_c, grid, count)
-            lo, hi = _envelope(envs[t], rows, Y[rows, t], score_range)
-            out[t] = (np.clip(tf.all_configs()[:, 0], lo, hi), tf, lo, hi)
-        return key, out
+        ts = sorted(set(jobs[key]))
+        preds = {t: [] for t in ts}
+        tfs = {t: [] for t in ts}
+        bounds = {t: _envelope(envs[t], rows, Y[rows, t], score_range) for t in ts}
+        for f in fills:
+            bs = _Basis(Xf[f], rows, newr if mask_new else np.zeros(0, np.int64), min_obs)
+            new_c = bs.centred(Xf[f], newr)
+            for t in ts:
+                tf = _TargetFit(bs, Y[rows, t], new_c, grid, count)
+                lo, hi = bounds[t]
+                preds[t].append(np.clip(tf.all_configs()[:, 0], lo, hi))
+                tfs[t].append(tf)
+        return key, {t: (np.concatenate(preds[t]), tfs[t]) for t in ts}
 
     results = dict(_map(run, keys, n_jobs))
 
     pred = np.full((n, T), np.nan)
     fold_cfg: Dict[Tuple[int, str], AbsConfig] = {}
+    fold_fill: Dict[Tuple[int, str], str] = {}
     sels: List[FoldSelection] = []
     warns: List[str] = []
     excluded = {targets[t]: [(_models(models, n))[j] for j in range(n) if not valid[t][j]] for t in range(T)}
@@ -492,42 +581,47 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
         if excluded[name]:
             warns.append(f"{name}: no target value for {', '.join(excluded[name])} "
                          "(excluded from training and metrics)")
-        outer = np.full((K, n), np.nan)
+        al = allowed[name]
+        outer = np.full((al.size, n), np.nan)
         for i in range(n):
             R = tuple(j for j in range(n) if j != i and valid[t][j])
-            outer[:, i] = results[(R, i)][t][0]
+            outer[:, i] = results[(R, i)][t][0][al]
         chosen_global = None
-        if config is not None:
-            chosen_global = _cfg_index(grid, config[name])
+        if al.size == 1:
+            chosen_global = 0
         elif not nested:
             v = valid[t]
-            chosen_global = first_best(abs_objective(outer[:, v], Y[v, t]))
+            chosen_global = first_best(_objective(outer[:, v], Y[v, t], rank_weight))
         for i in range(n):
             R = tuple(j for j in range(n) if j != i and valid[t][j])
             if chosen_global is not None:
                 k = chosen_global
+                pred[i, t] = outer[k, i]
             else:
-                inner = np.stack([results[(tuple(j for j in R if j != kk), kk)][t][0] for kk in R], axis=1)
-                sc = abs_objective(inner, Y[np.asarray(R), t])
+                inner = np.stack([results[(tuple(j for j in R if j != kk), kk)][t][0][al] for kk in R], axis=1)
+                sc = _objective(inner, Y[np.asarray(R), t], rank_weight)
                 k = first_best(sc)
                 if top_k > 1:
                     best = np.argsort(np.where(np.isnan(sc), np.inf, sc), kind="stable")[:top_k]
                     pred[i, t] = float(outer[best, i].mean())
-            if chosen_global is not None or top_k <= 1:
-                pred[i, t] = outer[k, i]
-            cfg = _cfg_of(grid, k)
+                else:
+                    pred[i, t] = outer[k, i]
+            fi, kc = divmod(int(al[k]), K)
+            cfg = _cfg_of(grid, kc)
             fold_cfg[(i, name)] = cfg
-            tf = results[(R, i)][t][1]
+            fold_fill[(i, name)] = fills[fi]
+            tf = results[(R, i)][t][1][fi]
             sels.append(_fold_selection(tf, cfg, i, name))
     mode = "loocv-default-nested" if (nested and config is None) else (
         "loocv-default-fixed" if config is not None else "loocv-default-insample-tuned")
     configs = {}
+    fill_of = {}
     for name in targets:
-        c = Counter(fold_cfg[(i, name)] for i in range(n))
-        configs[name] = c.most_common(1)[0][0]
+        c = Counter((fold_fill[(i, name)], fold_cfg[(i, name)]) for i in range(n))
+        fill_of[name], configs[name] = c.most_common(1)[0][0]
     return DefaultAbsResult(mode, _models(models, n), list(targets), pred, Y, configs, sels,
                             masked_metrics(pred, Y, targets), warnings=warns, fold_configs=fold_cfg,
-                            excluded=excluded)
+                            excluded=excluded, fold_missing=fold_fill, missing=fill_of)
 
 
 def _models(models, n):
@@ -548,11 +642,13 @@ def _fold_selection(tf: _TargetFit, cfg: AbsConfig, fold: int, target: str) -> F
 
 
 # --------------------------------------------------------------------------- fit-all
+@_single_blas
 def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
                     models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                     seed: int = 42, n_jobs: int = 1, grid: DefaultGrid = DefaultGrid(),
                     min_obs: float = MIN_OBS, score_range: Optional[Tuple[float, float]] = (0.0, 1.0),
-                    config: Optional[Mapping[str, AbsConfig]] = None) -> DefaultAbsResult:
+                    config: Optional[Mapping[str, AbsConfig]] = None, missing: str = "mask",
+                    rank_weight: float = 1.0) -> DefaultAbsResult:
     """Fit the ``default`` proxy on all models with a target value (per target).
 
     The config per target is chosen by LOOCV over those models (``config``
@@ -560,44 +656,56 @@ def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
     from the training rows alone (no new-model mask). ``pred`` holds the
     in-sample predictions for every row (NaN-target rows are predicted too);
     ``proxies[target]`` is the stored linear form (``LinearProxy``) that
-    reproduces them.
+    reproduces them. missing ("mask" / "zero" / "auto") as in ``loocv_abs_default``; with
+    "auto" the treatment is tuned together with the config; ``missing[target]`` records it and
+    the proxy's ``fill`` (0 for "zero") says what replaces a missing score.
     """
     X, Pl, Y = _prep(X, P, targets)
     n, T = X.shape[0], len(targets)
     names = _models(models, n)
-    if config is None:
+    fills = _fills(missing)
+    if config is not None and not isinstance(config, Mapping):
+        config = {name: config[t] for t, name in enumerate(targets)}
+    if config is None or len(fills) > 1:
         tuned = loocv_abs_default(X, Pl, targets, models=names, count=count, B=B, seed=seed,
                                   nested=False, n_jobs=n_jobs, grid=grid, min_obs=min_obs,
-                                  mask_new=False, score_range=score_range)
+                                  mask_new=False, score_range=score_range, config=config,
+                                  missing=missing, rank_weight=rank_weight)
         config = {t: tuned.configs[t] for t in targets}
+        fill_of = dict(tuned.missing)
         # in-sample-tuned mode: every fold has the same config
+    else:
+        fill_of = {t: fills[0] for t in targets}
+    Xf = {f: _filled(X, f) for f in set(fill_of.values())}
     envs = [_bootstrap_envelope(Pl[t], B, seed + 31 * t) for t in range(T)]
     pred = np.full((n, T), np.nan)
     proxies: Dict[str, LinearProxy] = {}
     sels = []
     excluded = {}
     warns = []
-    bases: Dict[Tuple[int, ...], _Basis] = {}
+    bases: Dict[Tuple[str, Tuple[int, ...]], _Basis] = {}
     for t, name in enumerate(targets):
         rows = np.flatnonzero(np.isfinite(Y[:, t]))
         excluded[name] = [names[j] for j in range(n) if j not in set(rows.tolist())]
         if excluded[name]:
             warns.append(f"{name}: no target value for {', '.join(excluded[name])} (not trained on)")
-        key = tuple(rows.tolist())
+        fl = fill_of[name]
+        key = (fl, tuple(rows.tolist()))
         bs = bases.get(key)
         if bs is None:
-            bs = bases[key] = _Basis(X, rows, np.zeros(0, np.int64), min_obs)
-        tf = _TargetFit(bs, Y[rows, t], bs.centred(X, np.arange(n)), grid, count)
+            bs = bases[key] = _Basis(Xf[fl], rows, np.zeros(0, np.int64), min_obs)
+        tf = _TargetFit(bs, Y[rows, t], bs.centred(Xf[fl], np.arange(n)), grid, count)
         cfg = config[t] if not isinstance(config, Mapping) else config[name]
         idx, w, side, sel, wh, wd = tf.linear(cfg)
         lo, hi = _envelope(envs[t], rows, Y[rows, t], score_range)
         o = np.argsort(bs.rep_cols[idx], kind="stable")
         prox = LinearProxy(target=name, cols=bs.rep_cols[idx][o], weight=w[o], centre=bs.rep_mu[idx][o],
                            intercept=tf.ybar, lo=lo, hi=hi, config=cfg, multiplicity=bs.mult[idx][o],
-                           side=side[o], trained_on=[names[j] for j in rows])
+                           side=side[o], trained_on=[names[j] for j in rows],
+                           fill=None if fl == "mask" else np.zeros(idx.size), missing=fl)
         proxies[name] = prox
         pred[:, t] = prox.predict(X)
         sels.append(_fold_selection(tf, cfg, -1, name))
     return DefaultAbsResult("fit-default", names, list(targets), pred, Y, dict(config), sels,
                             masked_metrics(pred, Y, targets), warnings=warns, excluded=excluded,
-                            proxies=proxies)
+                            proxies=proxies, missing=fill_of)

@@ -31,6 +31,7 @@ def run(X, P, targets, **kw):
     kw.setdefault("count", 20)
     kw.setdefault("grid", SMALL)
     kw.setdefault("B", 50)
+    kw.setdefault("missing", "mask")  # the masked treatment; "zero" / "auto" are tested explicitly
     return loocv_abs_default(X, P, targets, **kw)
 
 
@@ -108,7 +109,7 @@ def test_missing_leaf_is_masked_not_zero():
     for s in r.selections:
         if s.fold == j:  # predicting j only uses instances j has
             assert not np.isin(np.r_[s.H.cols, s.D.cols], np.arange(40)).any()
-    f = fit_abs_default(X, P, targets, count=20, grid=SMALL, B=50)
+    f = fit_abs_default(X, P, targets, count=20, grid=SMALL, B=50, missing="mask")
     for prox in f.proxies.values():
         for c, mu in zip(prox.cols, prox.centre):
             rows = [k for k in range(X.shape[0]) if k in set(range(X.shape[0]))]
@@ -129,7 +130,7 @@ def test_rank_truncation_no_blowup():
     r = run(X, P, ["t0"], config=cfg)
     assert np.isfinite(r.pred).all()
     assert ((r.pred >= 0) & (r.pred <= 1)).all()
-    f = fit_abs_default(X, P, ["t0"], count=20, grid=SMALL, config=cfg, B=50)
+    f = fit_abs_default(X, P, ["t0"], count=20, grid=SMALL, config=cfg, B=50, missing="mask")
     assert np.abs(f.proxies["t0"].weight).max() < 1e3
 
 
@@ -148,7 +149,7 @@ def test_identical_columns_deduplicated():
 
 def test_linear_form_reproduces_fit():
     X, P, targets = make_data()
-    f = fit_abs_default(X, P, targets, count=20, grid=SMALL, B=50)
+    f = fit_abs_default(X, P, targets, count=20, grid=SMALL, B=50, missing="mask")
     n = X.shape[0]
     for t_i, t in enumerate(targets):
         prox = f.proxies[t]
@@ -191,3 +192,54 @@ def test_nested_compat_config_ignores_heldout_target():
     assert r1.warnings[i] == r2.warnings[i]  # fold i's chosen config
     np.testing.assert_array_equal(r1.pred[i], r2.pred[i])
     assert np.isfinite(r1.pred).all()
+
+
+def test_missing_zero_is_zero_filled_input():
+    X, P, targets = make_data()
+    r = run(X, P, targets, missing="zero")
+    rz = run(np.nan_to_num(X), P, targets)
+    np.testing.assert_array_equal(r.pred, rz.pred)
+    assert set(r.fold_missing.values()) == {"zero"}
+
+
+def test_missing_auto_is_nested_and_reproducible():
+    X, P, targets = make_data()
+    i = 3
+    r1 = run(X, P, targets, missing="auto")
+    assert set(r1.fold_missing.values()) <= {"mask", "zero"}
+    P2 = [p.copy() for p in P]
+    for p in P2:
+        p[i] = 1.0 - np.nan_to_num(p[i])
+    r2 = run(X, P2, targets, missing="auto")
+    np.testing.assert_array_equal(r1.pred[i], r2.pred[i])
+    for t in targets:
+        assert r1.fold_missing[(i, t)] == r2.fold_missing[(i, t)]
+        assert r1.fold_configs[(i, t)] == r2.fold_configs[(i, t)]
+    # a ranking-weighted objective is a valid tuning objective too
+    r3 = run(X, P, targets, missing="auto", rank_weight=3.0)
+    assert np.isfinite(r3.pred).all()
+    with pytest.raises(ValueError):
+        run(X, P, targets, missing="nan")
+
+
+@pytest.mark.parametrize("missing", ["zero", "auto"])
+def test_linear_form_reproduces_fit_with_fill(missing):
+    X, P, targets = make_data()
+    f = fit_abs_default(X, P, targets, count=20, grid=SMALL, B=50, missing=missing)
+    n = X.shape[0]
+    for t_i, t in enumerate(targets):
+        prox = f.proxies[t]
+        assert prox.missing == f.missing[t]
+        Xf = np.nan_to_num(X) if prox.missing == "zero" else X
+        rows = np.flatnonzero(np.isfinite(f.actual[:, t_i]))
+        bs = _Basis(Xf, rows, np.zeros(0, np.int64), 0.75)
+        tf = _TargetFit(bs, f.actual[rows, t_i], bs.centred(Xf, np.arange(n)), SMALL, 20)
+        internal = np.clip(tf.all_configs()[_cfg_index(SMALL, prox.config)], prox.lo, prox.hi)
+        np.testing.assert_allclose(prox.predict(X), internal, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(f.pred[:, t_i], internal, rtol=0, atol=1e-9)
+        for z in range(n):  # a raw row with its NaNs, one model at a time
+            assert abs(prox.predict(X[z])[0] - internal[z]) < 1e-9
+    fz = fit_abs_default(X, P, targets, count=20, grid=SMALL, B=50, missing="zero")
+    assert all(p.fill is not None and (p.fill == 0).all() for p in fz.proxies.values())
+    # a model missing the whole first leaf: zero mode treats it as failures there
+    assert any(np.isin(p.cols, np.arange(40)).any() for p in fz.proxies.values())
