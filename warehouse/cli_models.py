@@ -53,6 +53,9 @@ def loocv_abs(
     nc_max: NcMax = 10,
     fit_all: Annotated[bool, typer.Option("--fit-all", help="In-sample fit on all models (like the "
                                           "published fit-abs; analysis only, not out-of-sample).")] = False,
+    missing: Annotated[str, typer.Option("--missing", help="default only: mask missing source scores, treat "
+                                         "them as 0 (as compat), or auto: choose per fold by inner LOOCV.")]
+        = "mask",
     method: Method = "default",
     sources: Sources = None,
     targets: Targets = None,
@@ -68,9 +71,11 @@ def loocv_abs(
         fail(f"unknown --method {method!r}; available: {', '.join(sorted(METHODS))}")
     if method == "compat" and not strict_budget:
         fail("compat implements the strict joint budget (the published headline path): add --strict-budget")
+    if missing not in ("mask", "zero", "auto"):
+        fail("--missing must be mask, zero or auto")
     req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
                       fit_all=fit_all, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max,
-                      sources=_split(sources), targets=_split(targets))
+                      sources=_split(sources), targets=_split(targets), missing=missing)
     con = connect(db)
     with err_console.status(f"evaluating ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ..."):
         try:

@@ -33,12 +33,14 @@ class EvalRequest:
     m_grid: list[float] | None = None
     sources: list[str] | None = None
     targets: list[str] | None = None
+    missing: str = "mask"          # default method: mask | zero | auto (chosen inside each fold)
 
     def params(self) -> dict:
         mode = "fit" if self.fit_all else ("loocv-autotune" if self.auto_tune else "loocv")
         return {"method": self.method, "mode": mode, "count": self.count, "B": self.B, "seed": self.seed,
                 "auto_tune": self.auto_tune, "strict_budget": self.strict_budget, "q": self.q, "m": self.m,
-                "nc_h": self.nc_h, "nc_d": self.nc_d, "nc_max": self.nc_max, "m_grid": self.m_grid}
+                "nc_h": self.nc_h, "nc_d": self.nc_d, "nc_max": self.nc_max, "m_grid": self.m_grid,
+                "missing": self.missing}
 
 
 _PREDICTIONS_SQL = {

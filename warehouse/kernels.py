@@ -70,7 +70,8 @@ def default_abs(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: 
     if params.get("mode") == "fit":
         result = default.fit_abs_default(X, P, targets, **common)
     else:
-        result = default.loocv_abs_default(X, P, targets, nested=True, **common)
+        result = default.loocv_abs_default(X, P, targets, nested=True, missing=params.get("missing") or "mask",
+                                           **common)
     return result, np.arange(X.shape[1])
 
 
