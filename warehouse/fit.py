@@ -210,8 +210,10 @@ def loo_interval_coverage(residuals: np.ndarray, level: float) -> float:
     r = residuals[np.isfinite(residuals)]
     if r.size < 3:
         return float("nan")
-    inside = [interval_offsets(np.delete(r, i), level)[0] <= r[i] <= interval_offsets(np.delete(r, i), level)[1]
-              for i in range(r.size)]
+    inside = []
+    for i in range(r.size):
+        lo, hi = interval_offsets(np.delete(r, i), level)
+        inside.append(lo <= r[i] <= hi)
     return float(np.mean(inside))
 
 
