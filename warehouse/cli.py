@@ -126,15 +126,24 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
         GROUP BY ALL HAVING count(s.model) > 0 OR b.role <> 'excluded'
         ORDER BY b.role DESC, b.benchmark""").fetchall()
     cols = ["benchmark", "role", "leaves", "models", "rows", "instances"]
+    fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
+                          FROM current_fits ORDER BY task, target""").fetchall()
+    runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
+    fit_cols = ["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"]
     if json_out:
         emit_json({"db": str(settings.db_path(db)), "rows": totals[0], "files": totals[1],
                    "known_models": totals[2], "other_models": totals[3], "leaves": totals[4],
-                   "benchmarks": [dict(zip(cols, r)) for r in per_benchmark]})
+                   "benchmarks": [dict(zip(cols, r)) for r in per_benchmark],
+                   "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
         return
     console.print(f"{settings.db_path(db)}: {totals[0]:,} score rows from {totals[1]:,} files; "
                   f"{totals[2]} known models (+{totals[3]} without source rows); {totals[4]} leaves",
                   highlight=False)
     print_rows(cols, per_benchmark)
+    if fits:
+        print_rows(fit_cols[:6], [r[:6] for r in fits], title="current fits (used by predictions)")
+    console.print(f"{runs} evaluation runs in loocv_runs" + ("" if fits else "; no fitted proxy yet (pace fit)"),
+                  highlight=False)
 
 
 # ------------------------------------------------------------------------------------ sql / shell

@@ -110,6 +110,9 @@ def test_plan_and_predict_commands(fitted, tmp_path):
     allowed = runner.invoke(app, ["predict", held_out, "--db", str(work), "--min-coverage", "1.01",
                                   "--allow-partial"])
     assert allowed.exit_code == 0
+    status = json.loads(runner.invoke(app, ["status", "--db", str(work), "--json"]).stdout)
+    assert sorted((f["task"], f["target"]) for f in status["current_fits"]) == sorted(
+        (task, t) for task in ("abs", "pair") for t in ("gaia", "swebench", "swebench_multimodal", "swtbench"))
 
 
 def test_selections_export_import_roundtrip(fitted, tmp_path):
