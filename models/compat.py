@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -431,6 +431,20 @@ def _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn, folds
     return outs
 
 
+def _resolve_frozen(configs, count: int, targets: Sequence[str], q: Optional[float], Vt: np.ndarray):
+    """Frozen configs (the §16 table unless given; ``q`` overrides every target's q) and the
+    leverage table wide enough for their nc_d. Returns (configs, lev, warnings)."""
+    warns = []
+    if configs is None:
+        configs, w = frozen_abs_configs(count, targets, q=q)
+        if w:
+            warns.append(w)
+    elif q is not None:
+        configs = {t: AbsConfig(c.m, c.nc_h, c.nc_d, float(q)) for t, c in configs.items()}
+    lev = leverage_table(Vt, max(10, max(c.nc_d for c in configs.values())))
+    return configs, lev, warns
+
+
 def loocv_abs_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
                      models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                      seed: int = 42, configs: Optional[Mapping[str, AbsConfig]] = None,
@@ -448,14 +462,7 @@ def loocv_abs_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
     Returns ``AbsResult`` (mode "loocv").
     """
     X, Y, Pl, Vt, lev = _prepare(X, Y, P, targets, 10, Vt_full)
-    warns = []
-    if configs is None:
-        configs, w = frozen_abs_configs(count, targets, q=q)
-        if w:
-            warns.append(w)
-    elif q is not None:
-        configs = {t: AbsConfig(c.m, c.nc_h, c.nc_d, float(q)) for t, c in configs.items()}
-    lev = leverage_table(Vt, max(10, max(c.nc_d for c in configs.values())))
+    configs, lev, warns = _resolve_frozen(configs, count, targets, q, Vt)
     n = X.shape[0]
     outs = _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn,
                    list(range(n)), 10, n_jobs, weight_mode)
@@ -476,14 +483,7 @@ def fit_abs(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
     RNG seed + 31·t; selections have fold = -1. Same inputs as ``loocv_abs_frozen``.
     """
     X, Y, Pl, Vt, lev = _prepare(X, Y, P, targets, 10, Vt_full)
-    warns = []
-    if configs is None:
-        configs, w = frozen_abs_configs(count, targets, q=q)
-        if w:
-            warns.append(w)
-    elif q is not None:
-        configs = {t: AbsConfig(c.m, c.nc_h, c.nc_d, float(q)) for t, c in configs.items()}
-    lev = leverage_table(Vt, max(10, max(c.nc_d for c in configs.values())))
+    configs, lev, warns = _resolve_frozen(configs, count, targets, q, Vt)
     n = X.shape[0]
     (pred, sels), = _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev, order_fn,
                             [-1], 10, 1, weight_mode)

@@ -602,6 +602,22 @@ def _run_frozen(X, Y, Pl, targets, configs, a_configs, q, count, B, seed, Vt, le
 
 
 @single_blas
+def _frozen_pair_and_a(configs, a_configs, count: int, targets: Sequence[str], a_q: Optional[float],
+                       warns: List[str]):
+    """Frozen Goal B configs (pinned-A table) and the Goal A configs whose selection is pinned.
+    ``a_q`` is passed to Goal A's table only where the published code does (fit-pair; the LOOCV
+    pin-A helpers let the table's q win, §18 item 24). Warnings are appended to ``warns``."""
+    if configs is None:
+        configs, w = frozen_pair_configs(count, targets, pin_a=True)
+        if w:
+            warns.append(w)
+    if a_configs is None:
+        a_configs, w = frozen_abs_configs(count, targets, q=a_q)
+        if w:
+            warns.append(w)
+    return configs, a_configs
+
+
 def loocv_pair_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
                       models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                       seed: int = 42, pin_a: bool = True, strict: bool = True,
@@ -622,14 +638,7 @@ def loocv_pair_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *
     X, Y, Pl, Vt, lev = _prepare(X, Y, P, targets, 10, Vt_full)
     n = X.shape[0]
     warns: List[str] = []
-    if configs is None:
-        configs, w = frozen_pair_configs(count, targets, pin_a=True)
-        if w:
-            warns.append(w)
-    if a_configs is None:
-        a_configs, w = frozen_abs_configs(count, targets)
-        if w:
-            warns.append(w)
+    configs, a_configs = _frozen_pair_and_a(configs, a_configs, count, targets, None, warns)
     ncmax = max([10] + [c.nc_d for c in a_configs.values()] + [c.nc_d for c in configs.values()])
     lev = leverage_table(Vt, ncmax)
     outs = _run_frozen(X, Y, Pl, targets, configs, a_configs, q, count, B, seed, Vt, lev, order_fn,
@@ -785,14 +794,7 @@ def fit_pair(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
     X, Y, Pl, Vt, lev = _prepare(X, Y, P, targets, 10, Vt_full)
     n = X.shape[0]
     warns: List[str] = []
-    if configs is None:
-        configs, w = frozen_pair_configs(count, targets, pin_a=True)
-        if w:
-            warns.append(w)
-    if a_configs is None:
-        a_configs, w = frozen_abs_configs(count, targets, q=q)
-        if w:
-            warns.append(w)
+    configs, a_configs = _frozen_pair_and_a(configs, a_configs, count, targets, q, warns)
     ncmax = max([10] + [c.nc_d for c in a_configs.values()] + [c.nc_d for c in configs.values()])
     lev = leverage_table(Vt, ncmax)
     (rows, sels, skipped), = _run_frozen(X, Y, Pl, targets, configs, a_configs, q, count, B, seed, Vt,

@@ -16,17 +16,12 @@ TASK_B_CONFIGS_PINNED_A) and the same with ``--auto-tune`` for v1..v4.
   the margin signs are floating-point noise and accuracies move by up to ~18 pp (v1/v2 frozen);
   the figures are printed; only v4 (no such blow-up in the selected configs) is asserted.
 """
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.support.compat_env import run_in_compat_numerics
 from tests.support.published_loader import default_reference_dir, default_results_dir
 
-REPO = Path(__file__).resolve().parents[2]
 FOLDERS = ["v1", "v2", "v3", "v4"]
 RUNS = ["pair_C100_frozen", "pair_C100_autotune", "pair_C100_autotune_refA"]
 
@@ -45,14 +40,7 @@ KNOWN_EXACT_ENV_RESIDUALS = {
 
 @pytest.fixture(scope="module")
 def exact_results():
-    from models.compat import COMPAT_NUMERICS_ENV
-    env = dict(os.environ)
-    env.update(COMPAT_NUMERICS_ENV)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-m", "tests.support.run_pair_reference", *FOLDERS], cwd=REPO,
-                         env=env, capture_output=True, text=True, timeout=1200)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout)
+    return run_in_compat_numerics("tests.support.run_pair_reference", FOLDERS, timeout=1200)
 
 
 @pytest.fixture(scope="module")

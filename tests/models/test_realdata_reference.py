@@ -11,18 +11,13 @@ Two numeric environments are checked:
   embedding values, null-space SVD columns; spec §18.21/§18.23) moves some
   numbers; looser, documented bounds are asserted and the figures printed.
 """
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.compat_env import run_in_compat_numerics
 from tests.support.published_loader import default_reference_dir, default_results_dir
 
-REPO = Path(__file__).resolve().parents[2]
 FOLDERS = ["v1", "v2", "v3", "v4"]
 RUNS = ["fit_abs_C100", "abs_C100_frozen", "abs_C100_autotune"]
 
@@ -42,14 +37,7 @@ KNOWN_EXACT_ENV_RESIDUALS = {
 
 @pytest.fixture(scope="module")
 def exact_results():
-    from models.compat import COMPAT_NUMERICS_ENV
-    env = dict(os.environ)
-    env.update(COMPAT_NUMERICS_ENV)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-m", "tests.support.run_reference", *FOLDERS], cwd=REPO,
-                         env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout)
+    return run_in_compat_numerics("tests.support.run_reference", FOLDERS, timeout=600)
 
 
 @pytest.fixture(scope="module")
