@@ -8,7 +8,6 @@ positional or instance numbers, mmmu ``validation_<Subject>_<n>``). Nothing is d
 from __future__ import annotations
 
 import ast
-import base64
 import hashlib
 import json
 from pathlib import Path

@@ -13,7 +13,7 @@ import asyncio
 import json
 import sys
 import uuid
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 

@@ -202,10 +202,9 @@ def sweep(
 
 
 def _plot_sweep(results: list[dict], path: Path) -> Path:
-    import matplotlib
+    from warehouse.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     for name in dict.fromkeys(r["method"] for r in results):

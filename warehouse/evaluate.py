@@ -146,10 +146,9 @@ def write_pair_predictions_csv(con, run_id: str, path: Path) -> Path:
 
 def plot_pair_margins(con, run_id: str, path: Path, title: str) -> Path:
     """True margin (pp) against predicted margin, one panel per target, green correct / red wrong."""
-    import matplotlib
+    from warehouse.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     data = con.execute("""
         SELECT target, list(true_margin * 100), list(pred_margin),
@@ -195,10 +194,9 @@ def write_predictions_csv(con, run_id: str, path: Path) -> Path:
 
 def plot_predictions(con, run_id: str, out_dir: Path, title: str) -> list[Path]:
     """One predicted-vs-actual PNG per target plus a grid of all targets (abs_loocv_fit.png)."""
-    import matplotlib
+    from warehouse.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     data = con.execute("""
         SELECT target, list(model ORDER BY model), list(predicted ORDER BY model), list(actual ORDER BY model)

@@ -1,6 +1,6 @@
 import pytest
 
-from er_chat_server import completion, error
+from er_chat_server import error
 from er_helpers import KEY, aime_pack, aime_plan, aime_script
 from eval_runners.packs import import_pack
 from eval_runners.pricing import PriceTable

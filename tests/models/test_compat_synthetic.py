@@ -1,6 +1,5 @@
 """Synthetic end-to-end tests of models.compat (no real data)."""
 import numpy as np
-import pytest
 
 from models import compat
 from models.embeddings import global_projection, global_svd_vt, local_basis

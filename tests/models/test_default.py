@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from models.compat import AbsConfig, AbsResult
-from models.default import (DefaultGrid, _Basis, _TargetFit, _cfg_index, _envelope,
+from models.default import (DefaultGrid, _Basis, _TargetFit, _cfg_index,
                             fit_abs_default, loocv_abs_default, target_means)
 
 SMALL = DefaultGrid(q=(0.0, 0.5, 1.0), nc=(1, 2, 8), m=(0.0, 0.5, 1.0))

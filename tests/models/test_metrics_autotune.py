@@ -4,7 +4,7 @@ from scipy import stats
 
 from models.autotune import (M_GRID, Q_GRID, nc_grid, nonstrict_configs, nonstrict_sweep,
                              strict_configs, strict_sweep)
-from models.metrics import (abs_objective, mae, metrics_table, pearson, r2, rowwise_spearman,
+from models.metrics import (mae, metrics_table, pearson, r2, rowwise_spearman,
                             spearman)
 
 
