@@ -42,15 +42,30 @@ def lake_of(con: duckdb.DuckDBPyConnection, explicit: str | os.PathLike | None =
     chosen = explicit_lake(explicit)
     if chosen is not None:
         return chosen
+    path = db_file(con)
+    base = path.resolve().parent if path else Path.cwd()
     row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()
     if row and row[0]:
-        return Path(row[0])
-    path = db_file(con)
-    return (path.resolve().parent if path else Path.cwd()) / "lake"
+        return base / row[0]                    # relative to the database's folder, or absolute
+    return base / "lake"
+
+
+def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
+    from warehouse.settings import explicit_lake
+
+    if explicit_lake() is not None:
+        return str(explicit_lake())
+    return con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()[0]
 
 
 def remember_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
-    con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('lake', ?)", [str(Path(lake).resolve())])
+    """Record the lake, relative to the database's folder when it lies inside it (so a copied
+    warehouse folder keeps using its own copy of the lake, never the original's)."""
+    lake = Path(lake).resolve()
+    path = db_file(con)
+    base = path.resolve().parent if path else None
+    value = str(lake.relative_to(base)) if base is not None and lake.is_relative_to(base) else str(lake)
+    con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('lake', ?)", [value])
 
 
 def mark_pending(con: duckdb.DuckDBPyConnection, benchmarks) -> None:
@@ -117,10 +132,12 @@ def sync_lake(con: duckdb.DuckDBPyConnection, benchmarks=None, lake: str | os.Pa
 
     Call it after committing rows (the runner does after a run). Returns the benchmarks rewritten.
     """
-    lake = Path(lake) if lake is not None else lake_of(con)
     names = sorted(set(pending(con) if benchmarks is None else benchmarks))
     if not names:
         return []
+    if lake is None and db_file(con) is None and not _recorded_lake(con):
+        return []                                  # an in-memory warehouse has no lake unless given one
+    lake = Path(lake) if lake is not None else lake_of(con)
     staging = staging_folder(lake)
     try:
         write_lake(con, staging, names)

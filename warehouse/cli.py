@@ -272,6 +272,8 @@ def alias_add(alias: str, model: str, db: DbOpt = None) -> None:
     from warehouse.aliases import add_alias
 
     alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
+    if alias == model:
+        fail(f"an alias must differ from the model name ({alias!r})")
     try:
         moved = add_alias(open_write(db, create=True), alias, model)
     except ValueError as exc:
@@ -314,6 +316,8 @@ def benchmarks_set(benchmark: str, role: Annotated[str, typer.Argument(help="tar
                    db: DbOpt = None) -> None:
     """Set a benchmark's role (the benchmark must be known to the warehouse)."""
     validate.choice(role, "ROLE", validate.ROLES)
+    if settings.db_path(db).is_file():             # check the name before opening for writing
+        validate.known_benchmark(open_read(db), benchmark)
     con = open_write(db, create=True)
     benchmark = validate.known_benchmark(con, benchmark)
     con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])

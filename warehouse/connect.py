@@ -62,7 +62,8 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
-    """Why this connection's schema is not the current one (None when it is)."""
+    """Why this connection's schema is not the current one (None when it is). A write open applies
+    the schema only then, so opening a current warehouse read-write does not change the file."""
     present = {(k, n) for k, n in con.execute("""
         SELECT 'TABLE', table_name FROM duckdb_tables() WHERE database_name = current_database()
         UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE database_name = current_database()
@@ -78,9 +79,21 @@ def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
     return None
 
 
+def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                            "AND table_name = 'pace_meta'").fetchone()[0])
+
+
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.ConnectionException as exc:
+        # This process already holds the file read-write (a library user, a test): DuckDB allows one
+        # configuration per file and process, so share that one; readers only read, writes by ad-hoc
+        # SQL are still refused by warehouse.sqlguard.
+        if read_only and "different configuration" in str(exc):
+            return duckdb.connect(str(path))
+        raise UserError(describe_open_error(path, exc)) from exc
     except duckdb.Error as exc:
         raise UserError(describe_open_error(path, exc)) from exc
 
@@ -136,7 +149,8 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
             if not path.parent.is_dir():
                 raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
         con = _open(path, read_only=False)
-        apply_schema(con)
+        if schema_problem(con) if _has_meta(con) else True:
+            apply_schema(con)
         _repair_lake_if_pending(con)
     if udfs:
         from warehouse.udfs import register_all
