@@ -10,7 +10,7 @@ import pytest
 
 from ingest.csvfile import parse_bytes
 from ingest.errors import IngestError
-from ingest.lake import lake_drift, mark_pending, sync_lake
+from ingest.lake import lake_drift, lake_of, mark_pending, sync_lake
 from ingest.load import ingest_tree
 from ingest.synthetic import generate_tree
 from tests.conftest import SHARED
@@ -203,3 +203,17 @@ def test_real_second_tree_and_prune_leave_the_first_alone(tmp_path):
                     and a.where.startswith("debugbench/"))
     assert conflicts == 75
     assert lake_drift(con, tmp_path / "lake") == {}
+
+
+def test_a_copied_warehouse_folder_keeps_its_own_lake(tmp_path):
+    tree = _tree(tmp_path / "t", {"A": 0.1, "B": 0.9})
+    original = tmp_path / "orig"
+    original.mkdir()
+    assert run_pace("ingest", tree, "--db", original / "pace.duckdb", "--no-progress").exit_code == 0
+    before = {p: p.read_bytes() for p in (original / "lake").rglob("*.parquet")}
+    shutil.copytree(original, tmp_path / "copy")
+    write_csv(tree / "gaia" / "A.csv", "id,score,metric_name\ng,0.5,acc\n")
+    assert run_pace("ingest", tree, "--db", tmp_path / "copy" / "pace.duckdb", "--no-progress").exit_code == 0
+    assert {p: p.read_bytes() for p in (original / "lake").rglob("*.parquet")} == before
+    con = connect(tmp_path / "copy" / "pace.duckdb")
+    assert lake_drift(con) == {} and str(tmp_path / "copy") in str(lake_of(con))
