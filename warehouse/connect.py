@@ -79,9 +79,20 @@ def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
     return None
 
 
-def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                            "AND table_name = 'pace_meta'").fetchone()[0])
+                            "AND table_name = ?", [name]).fetchone()[0])
+
+
+def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
+    return _has_table(con, "pace_meta")
+
+
+def _refuse_foreign(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """A DuckDB file that never was a warehouse is not turned into one by a read or repair command."""
+    if not _has_table(con, "scores") and not _has_meta(con):
+        con.close()
+        raise UserError(f"{path} is a DuckDB file but not a pace warehouse (no scores table)")
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -105,7 +116,7 @@ def describe_open_error(path: Path, exc: BaseException) -> str:
     if lock:
         exe = Path(lock["exe"]).name
         return (f"{path} is in use by another process (PID {lock['pid']}, {exe}): wait for it or close it "
-                "(an open `pace shell --write`, a running ingest/run) and retry")
+                "(e.g. an open `pace shell`, a running ingest, loocv or run) and retry")
     if "not a valid DuckDB database file" in text:
         return f"{path} is not a DuckDB database file"
     if "Permission denied" in text or "Read-only file system" in text:
@@ -139,6 +150,7 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
         con = _open(path, read_only=True)
         problem = schema_problem(con)
         if problem:
+            _refuse_foreign(con, path)
             con.close()
             migrate(path, problem)
             con = _open(path, read_only=True)
@@ -148,8 +160,11 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
                 _require_file(path)
             if not path.parent.is_dir():
                 raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
+        existed = path.exists()
         con = _open(path, read_only=False)
         if schema_problem(con) if _has_meta(con) else True:
+            if existed and not create:
+                _refuse_foreign(con, path)
             apply_schema(con)
         _repair_lake_if_pending(con)
     if udfs:

@@ -101,7 +101,8 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
                     "abs_predictions.csv exists and was not written by this command")
     (out / "abs_predictions.csv").unlink()
     write_csv(out / "mine.png", "user plot")
-    first = run_pace("loocv", "abs", "--count", "10", "--B", "5", "--db", synth, "--out", out)
+    first = run_pace("loocv", "abs", "--count", "10", "--B", "5", "--targets", "gaia,swtbench", "--db", synth,
+                     "--out", out)
     assert first.exit_code == 0, first
     assert (out / "abs_loocv_gaia.png").is_file() and (out / "abs_loocv_swtbench.png").is_file()
     real = (out / "abs_predictions.csv").read_bytes()
@@ -170,6 +171,12 @@ def test_create_commands_refuse_a_missing_folder_and_garbage_files(tmp_path, sma
     _one_line_error(run_pace("status", "--db", garbage), "is not a DuckDB database file")
     _one_line_error(run_pace("ingest", small_tree, "--db", garbage), "is not a DuckDB database file")
     assert garbage.read_text() == "not a database"
+    other = tmp_path / "other.duckdb"                    # somebody else's DuckDB file
+    duckdb.connect(str(other)).execute("CREATE TABLE t AS SELECT 1 AS x").close()
+    before = other.read_bytes()
+    for command in (["status"], ["doctor"], ["alias", "remove", "x"]):
+        _one_line_error(run_pace(*command, "--db", other), "not a pace warehouse")
+    assert other.read_bytes() == before
 
 
 def test_read_commands_do_not_write_the_file(small_db):
