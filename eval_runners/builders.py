@@ -3,7 +3,9 @@
 Each builder takes the rows in that dataset's own field layout (as published on the Hugging Face
 hub or in the benchmark's repository) and writes the prompt in our words. Ids follow the published
 result files where they are known (``visualpuzzles_<i>``, ``repobench_<i>``, ifeval / planbench
-positional or instance numbers, mmmu ``validation_<Subject>_<n>``). Nothing is downloaded.
+positional or instance numbers, mmmu ``validation_<Subject>_<n>``). Where the published id is a
+row position, a row may carry ``index`` to say its position explicitly (a filtered or reordered
+copy of the dataset). Nothing is downloaded.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def build_logiqa(rows, version="1", asset_root=None, **_):
         opts = list(r["options"])
         text = (f"{COT_MC.replace('Answer: X', 'The answer is (X)')}\n\nPassage: {r['context']}\n\n"
                 f"Question: {r['query']}\n\n{_opts_text(opts)}")
-        yield make_record("logiqa", version, "logiqa", "", str(i), _user(text),
+        yield make_record("logiqa", version, "logiqa", "", str(r.get("index", i)), _user(text),
                           {"answer": LETTERS[int(r["correct_option"])], "options": opts}, "choice_filters")
 
 
@@ -130,7 +132,7 @@ def build_visualpuzzles(rows, version="1", asset_root=None, **_):
 @builder("ifeval")
 def build_ifeval(rows, version="1", asset_root=None, **_):
     for i, r in enumerate(rows):
-        yield make_record("ifeval", version, "ifeval", "", str(i), _user(r["prompt"]),
+        yield make_record("ifeval", version, "ifeval", "", str(r.get("index", i)), _user(r["prompt"]),
                           {"key": r.get("key"), "instruction_id_list": list(r["instruction_id_list"]),
                            "kwargs": [{k: v for k, v in (kw or {}).items() if v is not None} for kw in r["kwargs"]]},
                           "ifeval", generation={"max_tokens": 8192})

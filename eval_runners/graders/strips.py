@@ -14,6 +14,7 @@ never as a silent 0.
 from __future__ import annotations
 
 import functools
+import threading
 from collections import deque
 from dataclasses import dataclass
 
@@ -83,7 +84,8 @@ class Task:
     # ---- construction ---------------------------------------------------------------------
     @classmethod
     def from_pddl(cls, domain: str, problem: str) -> "Task":
-        return _from_pddl_cached(domain.lower(), problem.lower())
+        with _UP_LOCK:                    # unified-planning's global environment is not thread-safe
+            return _from_pddl_cached(domain.lower(), problem.lower())
 
     # ---- queries ----------------------------------------------------------------------------
     def is_goal(self, state: frozenset, goal: frozenset | None = None) -> bool:
@@ -148,6 +150,9 @@ class Task:
 
 class SearchLimit(RuntimeError):
     pass
+
+
+_UP_LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=64)
