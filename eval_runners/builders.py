@@ -173,7 +173,9 @@ def build_mbpp(rows, version="1", asset_root=None, **_):
     for r in rows:
         tests = list(r["test_list"])
         text = _code_prompt(f"{r['text']}\nYour code should pass this test:\n{tests[0]}")
-        yield make_record("mbpp_chat", version, "mbpp_chat", "", str(r["task_id"]), _user(text),
+        tid = str(r["task_id"])
+        iid = f"Mbpp/{tid}" if tid.isdigit() else tid          # published ids: Mbpp/11 ... Mbpp/510
+        yield make_record("mbpp_chat", version, "mbpp_chat", "", iid, _user(text),
                           {"test_list": tests, "test_setup_code": r.get("test_setup_code") or ""}, "code_function")
 
 

@@ -15,7 +15,11 @@ same key share one API call (runners.md §5):
 * subdir-is-subtask benchmarks (planbench, bfcl, livecodebench, lifbench, acp_gen,
   visualwebbench): call_subdir = subdir.
 
-Each entry declares its requirements; :func:`check` reports every unmet one before any call.
+Each entry declares its requirements (optional Python extras, vision, outside services such as
+the LeetCode judge for non-Python debugbench or an LLM judge for infobench, and what is not
+supported with the reason); :func:`unmet` reports every unmet one and the run refuses those calls
+before any is paid. Every source benchmark of the published tree has a grader or a declared
+outside service.
 """
 from __future__ import annotations
 

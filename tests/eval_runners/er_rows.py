@@ -315,3 +315,49 @@ def expected_scores(cases, targets, wrong_keys) -> dict:
                 value = calc_codebleu([case.row["next_line"]], [got], lang="python")["codebleu"]
             out[(key[0], s, i)] = value
     return out
+
+
+def _main(argv=None) -> int:
+    """``python tests/eval_runners/er_rows.py rows PLAN.csv OUT_DIR`` writes SYNTHETIC rows for every
+    call of a plan (one JSONL per benchmark and subdir, in the public field layout, for
+    ``pace instances build``); ``... serve PLAN.csv [PORT]`` answers those calls on 127.0.0.1
+    (right, except about one in three) until interrupted. For the README walk-through and tests."""
+    import sys
+    import time
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from eval_runners.plan import load_plan_csv
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 2 or args[0] not in ("rows", "serve"):
+        print(_main.__doc__)
+        return 2
+    cases, _ = cases_for_plan(load_plan_csv(args[1]))
+    if args[0] == "rows":
+        out = Path(args[2] if len(args) > 2 else "rows")
+        out.mkdir(parents=True, exist_ok=True)
+        groups: dict = {}
+        for (b, cs, _), case in cases.items():
+            groups.setdefault((b, cs), []).append(case.row)
+        for (b, cs), rows in sorted(groups.items()):
+            path = out / f"{b}__{cs}.jsonl"
+            path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+            print(f"pace instances build {b} --from {path}" + (f" --subdir {cs}" if cs else "")
+                  + f" --out {out / (b + '__' + cs + '.pack.jsonl')}")
+        return 0
+    from er_chat_server import ChatServer
+
+    port = int(args[2]) if len(args) > 2 else 8765
+    srv = ChatServer(script_for(cases, {k for k in cases if wants_wrong(k)}), port=port).start()
+    print(f"answering {len(cases)} calls on {srv.url} (Ctrl-C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        srv.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

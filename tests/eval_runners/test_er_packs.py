@@ -48,7 +48,7 @@ ROWS = {
 SUBDIRS = {"planbench": "task_3_plan_verification", "repobench": "repobench_if_python", "bfcl": "simple",
            "livecodebench": "codegeneration"}
 EXPECT_IDS = {"aime25": "0", "gpqa": "0", "mmlu_cot": "elementary_mathematics_0", "logiqa": "0", "ifeval": "0",
-              "humaneval_chat": "HumanEval/0", "mbpp_chat": "11", "livecodebench": "0", "planbench": "4",
+              "humaneval_chat": "HumanEval/0", "mbpp_chat": "Mbpp/11", "livecodebench": "0", "planbench": "4",
               "bfcl": "simple_0", "repobench": "repobench_0"}
 
 
