@@ -83,8 +83,10 @@ def plan(
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The calls MODEL still needs for the current fits, deduplicated into API calls, per benchmark."""
-    from warehouse.plan import has_fits, plan_calls, plan_rows
+    """The calls MODEL still needs for the current fits (instances with a non-zero weight only),
+    deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
+    interval half-width (points) its missing scores leave in each target's prediction."""
+    from warehouse.plan import has_fits, plan_calls, plan_rows, plan_value, zero_weight_left_out
 
     model = validate.model_name(model)
     con = open_read(db)
@@ -92,18 +94,31 @@ def plan(
         fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
     rows = plan_rows(con, model)
     calls, per = plan_calls(rows)
+    value = plan_value(con, model)
+    skipped = zero_weight_left_out(con, model)
     if out:
         _write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
-    table = sorted(((b, s["instances"], s["calls"], s["subtasks"]) for b, s in per.items()), key=lambda r: (-r[2], r[0]))
+    buys = value["per_benchmark"]
+    table = sorted(((b, s["instances"], s["calls"], s["subtasks"], buys.get(b, {}).get("share", 0.0))
+                    for b, s in per.items()), key=lambda r: (-r[4], -r[2], r[0]))
     if json_out:
-        emit_json({"model": model, "instances": len(rows), "calls": len(calls),
-                   "per_benchmark": [dict(zip(["benchmark", "instances", "calls", "subtasks"], r)) for r in table],
+        emit_json({"model": model, "instances": len(rows), "calls": len(calls), "zero_weight_left_out": skipped,
+                   "per_benchmark": [dict(zip(["benchmark", "instances", "calls", "subtasks", "share"], r),
+                                          half_width=buys.get(r[0], {}).get("half_width", {})) for r in table],
+                   "interval_half_width_now": value["total"],
                    "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows]})
         return
     console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
-                  f"across {len(per)} benchmarks", highlight=False)
-    print_rows(["benchmark", "instances", "calls", "subtasks"], table)
+                  f"across {len(per)} benchmarks; {skipped} selected instance(s) weigh 0 in every current fit "
+                  f"and are left out", highlight=False)
+    targets = value["targets"]
+    print_rows(["benchmark", "instances", "calls", "subtasks", "share"] + [f"±pp {t}" for t in targets],
+               [(*r[:4], f"{r[4]:.0%}", *(100 * buys.get(r[0], {}).get("half_width", {}).get(t, 0.0) for t in targets))
+                for r in table], digits=1)
     if rows:
+        console.print("±pp: how much wider each target's interval stays if that benchmark is skipped "
+                      "(all outstanding: " + ", ".join(f"{t} ±{100 * value['total'][t]:.1f}" for t in targets) + ")",
+                      highlight=False)
         console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
                       highlight=False)
 
