@@ -25,6 +25,7 @@ from eval_runners.plan import normalize
 from eval_runners.pricing import PriceTable
 from eval_runners.registry import Target
 from eval_runners.secrets import Credentials, public_url, redact
+from ingest.lake import mark_pending, sync_lake
 
 
 class RunBlocked(RuntimeError):
@@ -286,6 +287,7 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
     summary.run_id = run_id
     summary.status = "running"
     _start_run(con, run_id, model, creds, opts, summary)
+    mark_pending(con, {u.benchmark for u in units})     # the lake follows scores (ingest.lake)
     try:
         asyncio.run(_execute(con, model, run_id, units, creds, opts, summary, console))
         summary.not_run = sum(1 for u in units if u.state == "todo")
@@ -296,6 +298,7 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
         _finish_run(con, run_id, summary)
         raise
     _finish_run(con, run_id, summary)
+    sync_lake(con)
     return summary
 
 
