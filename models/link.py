@@ -51,10 +51,14 @@ class LogitLink:
         return np.sqrt(np.maximum(var, 0.0))
 
 
-def fit_logit_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray | None = None) -> LogitLink:
+def fit_logit_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray | None = None,
+                   floor: tuple[float, float] | None = None) -> LogitLink:
     """Fit the monotone link on (theta_i, y_i); rows with a NaN in either are ignored.
 
     theta, y: (m,); n_instances: (m,) target instances behind each y (default 1 each).
+    floor: (theta_0, y_0), a pseudo-model weighing as much as an average real one (e.g. a model at chance
+    level on every source, scoring y_0 near 0 on the target): the pessimistic reading used to widen the
+    interval of a model below the training range.
     """
     import statsmodels.api as sm
 
@@ -63,6 +67,10 @@ def fit_logit_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray | N
     w = np.ones_like(y) if n_instances is None else np.asarray(n_instances, dtype=np.float64)
     ok = np.isfinite(theta) & np.isfinite(y) & (w > 0)
     theta, y, w = theta[ok], np.clip(y[ok], _CLIP, 1 - _CLIP), w[ok]
+    if floor is not None and y.size:
+        theta = np.append(theta, floor[0])
+        y = np.append(y, np.clip(floor[1], _CLIP, 1 - _CLIP))
+        w = np.append(w, w.mean())
     if y.size < 2:
         raise ValueError("a link needs at least two models with a target score")
     with warnings.catch_warnings():

@@ -32,12 +32,13 @@ import numpy as np
 from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
 from .link import LogitLink, expit, fit_logit_link, logit
 
-__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "ShrunkProxy", "ShrunkFit", "leaf_means", "fit_shrunk",
-           "predict_folds"]
+__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "leaf_means", "fit_shrunk",
+           "predict_folds", "chance_ability"]
 
 W_BASE = 0.5
 GATE = 4.0
 LOGIT_EPS = 1e-3     # target means of exactly 0 or 1 are clipped to this before the logit
+FLOOR_SCORE = 0.01   # the floor reading: a model at chance on every source leaf scores ~1% on a target
 
 
 def leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int) -> np.ndarray:
@@ -67,6 +68,7 @@ class ShrunkProxy:
     theta_hi: float
     theta_sd: float
     trained_on: list[str] = field(default_factory=list)
+    floor: LogitLink | None = None     # the link refitted with the chance-level pseudo-model (pessimistic)
 
     def distance(self, theta: np.ndarray) -> np.ndarray:
         """(n,) how far outside [theta_lo, theta_hi] each ability lies, in training standard deviations."""
@@ -99,6 +101,11 @@ class ShrunkFit:
     def predict(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """(len(rows), T) predictions for the given rows of the fitted matrix ``X``."""
         return np.stack([p.predict(X[rows], self.theta[rows]) for p in self.proxies.values()], axis=1)
+
+
+def chance_ability(scale: AbilityScale, n_leaves: int) -> float:
+    """The ability of a model scoring 0 on every leaf (the floor of the scale)."""
+    return float(ability(scale, leaf_logits(np.zeros((1, n_leaves))))[0])
 
 
 def _pace_logit_proxy(X, z, rows, *, count, seed, n_jobs, models):
@@ -145,9 +152,10 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
         warnings += [f"{target}: {w}" for w in warn if "no target value" not in w]
         n_inst = None if n_instances is None else np.asarray(n_instances, float)[rows, t]
         link = fit_logit_link(theta[rows], y, n_inst)
+        floor = fit_logit_link(theta[rows], y, n_inst, floor=(chance_ability(scale, n_leaves), FLOOR_SCORE))
         th = theta[rows][np.isfinite(theta[rows])]
         proxies[target] = ShrunkProxy(target, pace, link, float(th.min()), float(th.max()),
-                                      float(th.std()) if th.size > 1 else 1.0, [names[i] for i in rows])
+                                      float(th.std()) if th.size > 1 else 1.0, [names[i] for i in rows], floor)
     return ShrunkFit(scale, proxies, theta, warnings)
 
 

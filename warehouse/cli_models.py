@@ -56,8 +56,13 @@ def evaluate(db, req, task: str, label: str):
     return result.run_id, con
 
 
-Method = Annotated[str, typer.Option("--method", help="compat: the published pipeline as published; "
-                                     "default: the honest, fixed method (nested tuning, masking).")]
+Method = Annotated[str, typer.Option("--method", envvar="PACE_METHOD", help=(
+    "default: the Pace proxy shrunk toward a source-ability link (extrapolates to models unlike the training "
+    "set); instance: the Pace proxy alone with the published flaws fixed; compat: the published pipeline as "
+    "published; baselines: mean, random-c, bench-ridge."))]
+Split = Annotated[str, typer.Option("--split", envvar="PACE_SPLIT", help=(
+    "Which models are held out together: loo (each model), family (each model family, see `pace families`), "
+    "low-K / high-K (the K models with the lowest / highest source ability: extrapolation)."))]
 Sources = Annotated[Optional[list[str]], typer.Option(
     "--sources", help="Source benchmarks to select from (comma-separated or repeated; default: all).")]
 Targets = Annotated[Optional[list[str]], typer.Option(
@@ -92,13 +97,15 @@ def loocv_abs(
                                          "them as 0 (as compat), or auto: choose per fold by inner LOOCV.")]
         = "mask",
     method: Method = "default",
+    split: Split = "loo",
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for abs_predictions.csv and the plots.")] = Path("out"),
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Goal A: predict each model's target means with the model held out; print MAE/Spearman per target."""
+    """Goal A: predict each model's target means with it held out (or its whole fold, see --split); print
+    MAE, Spearman and pair accuracy per target."""
     from warehouse.evaluate import EvalRequest, metrics_rows, plot_predictions, write_predictions_csv
     from warehouse.kernels import METHODS
     from warehouse.outputs import check_names, output_run
@@ -107,33 +114,40 @@ def loocv_abs(
     if method == "compat" and not strict_budget:
         fail("compat implements the strict joint budget (the published headline path): add --strict-budget")
     validate.choice(missing, "--missing", ("mask", "zero", "auto"))
+    validate.split_name(split)
     check_budget_flags(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
     out = settings.user_path(out)
     check_names(out, "loocv-abs", ["abs_predictions.csv"])
     req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
                       fit_all=fit_all, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max,
-                      sources=sources, targets=targets, missing=missing)
+                      sources=sources, targets=targets, missing=missing, split=split)
     run_id, con = evaluate(db, req, "abs",
                            f"evaluating ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ...")
     rows = metrics_rows(con, run_id)
     configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ?
                              ORDER BY target, fold""", [run_id]).fetchall()
     seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    title = f"Goal A {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics WHERE run_id = ?",
+                                [run_id]).fetchall())
+    rows = [(*r, pair_acc.get(r[0])) for r in rows]
+    title = f"Goal A {method} split={split} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-abs", note=run_id) as staging:
         write_predictions_csv(con, run_id, staging / "abs_predictions.csv")
         pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)]
     csv_path = out / "abs_predictions.csv"
     if json_out:
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plots": [str(p) for p in pngs],
-                   "metrics": [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r)) for r in rows],
+                   "split": split,
+                   "metrics": [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2", "pair_accuracy_pct"], r))
+                               for r in rows],
                    "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in configs]})
         return
     if auto_tune and len(configs) <= 8:
         console.print("auto-tuned configuration per target:", highlight=False)
         for target, fold, m_, h, d, q_ in configs:
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d} q={q_}", highlight=False)
-    print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²"], rows, title=f"{title}  [{run_id}]", digits=3)
+    print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"], rows,
+               title=f"{title}  [{run_id}]", digits=3)
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plots -> {out}/abs_loocv_*.png", highlight=False)
 
 

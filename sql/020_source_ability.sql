@@ -4,14 +4,12 @@
 -- are left out. Used to find models outside the training range (`pace predict`) and for the low-K /
 -- high-K extrapolation splits (split_folds); it never looks at target scores.
 CREATE OR REPLACE VIEW source_ability AS
-WITH collapsed AS (
-    SELECT DISTINCT model, benchmark, subdir FROM collapsed_cells
-),
-leaf AS (
+WITH leaf AS (
     SELECT s.model, s.benchmark, s.subdir, avg(s.score) AS leaf_mean
     FROM scores AS s
     JOIN benchmarks AS b USING (benchmark)
-    ANTI JOIN collapsed AS c ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir
+    ANTI JOIN collapsed_scores AS c
+      ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir AND c.instance_id = s.instance_id
     WHERE b.role = 'source' AND s.score IS NOT NULL
     GROUP BY ALL
 ),
