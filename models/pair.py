@@ -601,7 +601,6 @@ def _run_frozen(X, Y, Pl, targets, configs, a_configs, q, count, B, seed, Vt, le
     return _map(run_fold, folds, n_jobs)
 
 
-@single_blas
 def _frozen_pair_and_a(configs, a_configs, count: int, targets: Sequence[str], a_q: Optional[float],
                        warns: List[str]):
     """Frozen Goal B configs (pinned-A table) and the Goal A configs whose selection is pinned.
@@ -618,6 +617,7 @@ def _frozen_pair_and_a(configs, a_configs, count: int, targets: Sequence[str], a
     return configs, a_configs
 
 
+@single_blas
 def loocv_pair_frozen(X: np.ndarray, Y: np.ndarray, P, targets: Sequence[str], *,
                       models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                       seed: int = 42, pin_a: bool = True, strict: bool = True,
