@@ -16,10 +16,8 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from models import compat, default, nested, pair, pair_default
-from models.default import DefaultGrid
-from models.pair_default import DefaultPairConfig, PairGrid
-from models.compat import AbsConfig
-from models.pair import PairConfig
+from models.autotune import DefaultGrid, PairGrid
+from models.configs import AbsConfig, DefaultPairConfig, PairConfig
 
 #: drivers that must limit BLAS to one thread
 SINGLE = {"pair.loocv_pair_frozen", "pair.loocv_pair_autotune", "pair.fit_pair",
