@@ -110,12 +110,12 @@ def chance_ability(scale: AbilityScale, n_leaves: int) -> float:
 
 def _pace_logit_proxy(X, z, rows, *, count, seed, n_jobs, models):
     """The Pace proxy fitted to logit target means ``z`` of ``rows`` (B = 0: no bootstrap envelope; the
-    clamp is the training logit range widened by a quarter on each side)."""
+    clamp is the training logit range widened by a quarter on each side). Only the training rows are
+    passed on: the proxy's column indices refer to ``X``'s columns either way."""
     from .default import fit_abs_default
 
-    P = [np.where(np.isin(np.arange(X.shape[0]), rows), z, np.nan)[:, None]]
-    res = fit_abs_default(X, P, ["t"], models=models, count=count, B=0, seed=seed, n_jobs=n_jobs,
-                          score_range=None)
+    res = fit_abs_default(X[rows], [z[rows][:, None]], ["t"], models=[models[i] for i in rows], count=count, B=0,
+                          seed=seed, n_jobs=n_jobs, score_range=None)
     return res.proxies["t"], list(res.warnings)
 
 

@@ -4,8 +4,9 @@
 --   training mean (center). low/high: the held-out-residual interval, within [0, 1].
 --   link 'logit' fits (method default) add the source-ability part (proxy_fits explains the formula):
 --   ability is the model's ability on the fit's scale, ability_distance how far outside the training
---   models' range it lies (in their standard deviations), out_of_range = ability_distance > 0 (the
---   interval then comes from extrapolation residuals and reaches down to the floor reading).
+--   models' range it lies (in their standard deviations), range_side 'below' / 'above' / NULL and
+--   out_of_range = range_side IS NOT NULL (the interval then comes from extrapolation residuals and
+--   reaches down to the floor reading).
 --   When a model lacks some source benchmarks of the current fit, a restricted fit on the benchmarks it
 --   has (restricted_fits, made by `pace predict`) is used if it covers the model better.
 CREATE OR REPLACE VIEW predictions AS
@@ -68,8 +69,12 @@ placed AS (
            least(greatest(f.intercept + l.signal, f.clamp_lo), f.clamp_hi) AS linear_part,
            CASE WHEN f.link = 'logit' THEN a.ability END AS ability,
            CASE WHEN f.link = 'logit' AND a.ability IS NOT NULL
+                -- 1e-9: a training model at the edge of the range is inside it despite rounding
                 THEN greatest(f.ability_lo - a.ability, a.ability - f.ability_hi, 0) / f.ability_sd
                 ELSE 0 END AS ability_distance,
+           CASE WHEN f.link = 'logit' AND a.ability < f.ability_lo - 1e-9 * f.ability_sd THEN 'below'
+                WHEN f.link = 'logit' AND a.ability > f.ability_hi + 1e-9 * f.ability_sd THEN 'above'
+                END AS range_side,
            f.resid_lo, f.resid_hi, f.oor_lo, f.oor_hi, f.struct_intercept, f.struct_slope,
            f.floor_intercept, f.floor_slope, f.gate_base, f.gate_width
     FROM linear AS l
@@ -84,14 +89,14 @@ combined AS (
 ),
 scored AS (
     SELECT model, target, fit_id, method, interval_level, n_scored, n_instances, restricted_for, sources,
-           ability, ability_distance, created_at,
+           ability, ability_distance, range_side, created_at,
            CASE WHEN link = 'logit' THEN 1 / (1 + exp(-z)) ELSE z END AS predicted,
            CASE WHEN link <> 'logit' THEN least(greatest(z + resid_lo, 0.0), 1.0)
-                WHEN ability_distance > 0
+                WHEN range_side IS NOT NULL
                 THEN 1 / (1 + exp(-least(z + oor_lo, floor_intercept + floor_slope * ability)))
                 ELSE 1 / (1 + exp(-(z + resid_lo))) END AS low,
            CASE WHEN link <> 'logit' THEN greatest(least(z + resid_hi, 1.0), 0.0)
-                WHEN ability_distance > 0 THEN 1 / (1 + exp(-(z + oor_hi)))
+                WHEN range_side IS NOT NULL THEN 1 / (1 + exp(-(z + oor_hi)))
                 ELSE 1 / (1 + exp(-(z + resid_hi))) END AS high
     FROM combined
 ),
@@ -104,7 +109,7 @@ chosen AS (
 SELECT model, target, predicted, low, high,
        n_scored / n_instances                    AS coverage,
        n_scored, n_instances, interval_level, method, fit_id,
-       ability, ability_distance, ability_distance > 0 AS out_of_range, sources,
+       ability, ability_distance, range_side IS NOT NULL AS out_of_range, range_side, sources,
        restricted_for IS NOT NULL                AS restricted
 FROM chosen
 WHERE preference = 1;

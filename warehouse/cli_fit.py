@@ -125,43 +125,91 @@ def plan(
 
 def predict(
     model: Annotated[str, typer.Argument(help="The model to predict.")],
-    min_coverage: Annotated[float, typer.Option("--min-coverage", help="Refuse below this share of the proxy's "
-                                                "instances scored.")] = 0.9,
+    min_coverage: Annotated[float, typer.Option("--min-coverage", envvar="PACE_MIN_COVERAGE", help=(
+        "Refuse below this share of the proxy's instances scored (after a restricted fit, if the model "
+        "lacks whole source benchmarks).") )] = 0.9,
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Predict even below --min-coverage "
                                                 "(missing scores count as the training mean).")] = False,
+    restrict: Annotated[bool, typer.Option("--restrict/--no-restrict", help=(
+        "When MODEL lacks source benchmarks of the current fit, fit (once, then reuse) a proxy on the "
+        "benchmarks it has instead of imputing the missing ones."))] = True,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Predicted agentic scores of MODEL with an interval and coverage (and win probabilities if fitted)."""
+    """Predicted agentic scores of MODEL with an interval, coverage, an out-of-range note when its source
+    ability lies outside the training models' range, and win probabilities if a pair fit exists."""
+    from warehouse import predict as api
+
     model = validate.model_name(model)
     validate.number(min_coverage, "--min-coverage", 0, 1)
     con = open_read(db)
-    rows = con.execute("""SELECT target, predicted, low, high, coverage, n_scored, n_instances, method, fit_id
-                          FROM predictions WHERE model = ? ORDER BY target""", [model]).fetchall()
-    if not rows:
-        known = con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]
-        if not con.execute("SELECT count(*) FROM current_fits").fetchall()[0][0]:
-            fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
-        fail(f"no score rows for {model!r}" if not known else f"no prediction for {model!r}")
-    low_cov = [(t, c) for t, _, _, _, c, *_ in rows if c < min_coverage]
+    settings_ = api.current_fit_settings(con)
+    if settings_ is None:
+        fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
+    if not con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]:
+        fail(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
+    present = api.present_sources(con, model)
+    missing = [b for b in settings_["sources"] if b not in present]
+    have = [b for b in settings_["sources"] if b in present]
+    report = api.PredictionReport(model, [], missing)
+    if missing and restrict and have:
+        existing = api.restricted_fit_for(con, have)
+        if existing:
+            report.restricted_fit = existing
+        else:
+            def reopen(read_con):
+                read_con.close()
+                return open_write(db)
+
+            with err_console.status(f"{model} has no {', '.join(missing)} scores: fitting a proxy on the "
+                                    f"{len(have)} source benchmarks it has (once; reused later) ..."):
+                try:
+                    fit_report = api.fit_restricted(con, model, have, settings_, reopen=reopen)
+                except (ValueError, duckdb.Error) as exc:
+                    fail(f"the restricted fit failed: {str(exc).splitlines()[0]}")
+            report.restricted_fit, report.made_fit = fit_report.fit_id, True
+            con = open_read(db)
+    report.predictions = api.read_predictions(con, model)
+    if not report.predictions:
+        fail(f"no prediction for {model!r}")
+    low_cov = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
     if low_cov and not allow_partial:
         detail = ", ".join(f"{t} {c:.0%}" for t, c in low_cov)
         fail(f"{model} has scores for too few of the proxy's instances ({detail}; need {min_coverage:.0%}). "
              f"Run `pace plan {model}` / `pace run {model}`, or pass --allow-partial.")
+    note = api.out_of_range_note(model, report.predictions)
+    if note:
+        report.notes.append(note)
     pairs = con.execute("""SELECT target, avg(p_win), count(*), avg((p_win > 0.5)::INTEGER)
                            FROM pair_predictions WHERE model = ? GROUP BY target ORDER BY target""",
                         [model]).fetchall()
     if json_out:
-        emit_json({"model": model,
-                   "predictions": [dict(zip(["target", "predicted", "low", "high", "coverage", "n_scored",
-                                             "n_instances", "method", "fit_id"], r)) for r in rows],
+        from dataclasses import asdict
+
+        emit_json({**asdict(report),
                    "pairwise": [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in pairs]})
         return
-    level = con.execute("SELECT any_value(interval_level) FROM current_fits WHERE task = 'abs'").fetchall()[0][0]
-    table = [(t, 100 * p, f"{100 * lo:.1f} – {100 * hi:.1f}" if lo is not None and not math.isnan(lo) else "",
-              f"{c:.0%} ({ns}/{ni})", meth) for t, p, lo, hi, c, ns, ni, meth, _ in rows]
-    print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "method"], table,
-               title=f"predicted agentic scores of {model}", digits=1)
+    level = report.predictions[0]
+    level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
+                        [report.predictions[0].fit_id]).fetchall()[0][0]
+    table = [(p.target, 100 * p.predicted,
+              f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
+              f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
+              ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else ""))
+             for p in report.predictions]
+    print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
+                "proxy"], table, title=f"predicted agentic scores of {model} ({report.predictions[0].method})",
+               digits=1)
+    restricted = sorted({b for p in report.predictions if p.restricted for b in p.sources})
+    if missing:
+        console.print(f"{model} has no (or too few) scores for {', '.join(missing)}.", highlight=False)
+    if restricted:
+        how = "fitted now" if report.made_fit else "reused"
+        console.print(f"restricted proxy ({how}, {report.restricted_fit}) on the {len(restricted)} source benchmarks "
+                      f"it has: {', '.join(restricted)}; 'full' rows use the current fit, whose selected "
+                      "instances it covers better.", highlight=False)
+    for line in report.notes:
+        console.print(line, highlight=False)
     if pairs:
         print_rows(["target", "mean P(win)", "opponents", "predicted win rate"], pairs, digits=3)
 
