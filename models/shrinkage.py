@@ -41,18 +41,44 @@ LOGIT_EPS = 1e-3     # target means of exactly 0 or 1 are clipped to this before
 FLOOR_SCORE = 0.01   # the floor reading: a model at chance on every source leaf scores ~1% on a target
 
 
-def leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int) -> np.ndarray:
-    """(n, S) scores (NaN = missing) and (S,) leaf index per column -> (n, n_leaves) means over the
-    observed instances of each leaf (NaN where none)."""
-    X = np.asarray(X, dtype=np.float64)
-    leaf_of_col = np.asarray(leaf_of_col, dtype=np.int64)
-    observed = ~np.isnan(X)
-    sums = np.zeros((X.shape[0], n_leaves))
-    counts = np.zeros((X.shape[0], n_leaves))
-    np.add.at(sums.T, leaf_of_col, np.where(observed, X, 0.0).T)
+def _leaf_average(values: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int) -> np.ndarray:
+    """(n, S) values (NaN = none) -> (n, n_leaves) mean of each row's finite values per leaf (NaN if none)."""
+    observed = ~np.isnan(values)
+    sums = np.zeros((values.shape[0], n_leaves))
+    counts = np.zeros((values.shape[0], n_leaves))
+    np.add.at(sums.T, leaf_of_col, np.where(observed, values, 0.0).T)
     np.add.at(counts.T, leaf_of_col, observed.T.astype(np.float64))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, centres: np.ndarray | None = None) -> np.ndarray:
+    """(n, S) scores (NaN = missing) and (S,) leaf index per column -> (n, n_leaves) leaf means (NaN where a
+    model has no score in the leaf).
+
+    Without ``centres``: the mean over the instances the model has. With ``centres`` (S,) (each instance's
+    mean over the models that fitted the scale; NaN = unusable instance): the leaf's mean centre plus the
+    model's mean deviation from the centres on the instances it has, i.e. corrected for how hard the
+    instances it happens to have are. Both agree for a model with every instance; the second stays unbiased
+    for a model scored on a few selected instances (a new model run on its plan only).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    leaf_of_col = np.asarray(leaf_of_col, dtype=np.int64)
+    if centres is None:
+        return _leaf_average(X, leaf_of_col, n_leaves)
+    centres = np.asarray(centres, dtype=np.float64)
+    usable = np.isfinite(centres)
+    level = _leaf_average(np.where(usable, centres, np.nan)[None, :], leaf_of_col, n_leaves)
+    deviation = _leaf_average(np.where(usable, X - centres, np.nan), leaf_of_col, n_leaves)
+    return level + deviation
+
+
+def instance_centres(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(S,) mean score of each instance over ``rows`` (NaN where none of them has it)."""
+    block = np.asarray(X, dtype=np.float64)[np.asarray(rows)]
+    with np.errstate(invalid="ignore"):
+        count = (~np.isnan(block)).sum(axis=0)
+        return np.where(count > 0, np.nansum(block, axis=0) / np.maximum(count, 1), np.nan)
 
 
 @dataclass
@@ -96,6 +122,7 @@ class ShrunkFit:
     scale: AbilityScale
     proxies: dict[str, ShrunkProxy]
     theta: np.ndarray           # (n,) every input row's ability on ``scale``
+    centres: np.ndarray         # (S,) instance centres of the leaf means (NaN: not part of the scale)
     warnings: list[str] = field(default_factory=list)
 
     def predict(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -136,8 +163,10 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     Y = np.asarray(Y, dtype=np.float64)
     names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
     X_ability = X if collapsed is None else np.where(np.asarray(collapsed, bool), np.nan, X)
-    z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves))
+    centres = instance_centres(X_ability, scale_rows)
+    z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves, centres))
     scale = fit_ability_scale(z_leaf[np.asarray(scale_rows)])
+    centres = np.where(np.isin(np.asarray(leaf_of_col), scale.leaves), centres, np.nan)
     theta = ability(scale, z_leaf)
     proxies: dict[str, ShrunkProxy] = {}
     warnings: list[str] = []
@@ -156,7 +185,7 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
         th = theta[rows][np.isfinite(theta[rows])]
         proxies[target] = ShrunkProxy(target, pace, link, float(th.min()), float(th.max()),
                                       float(th.std()) if th.size > 1 else 1.0, [names[i] for i in rows], floor)
-    return ShrunkFit(scale, proxies, theta, warnings)
+    return ShrunkFit(scale, proxies, theta, centres, warnings)
 
 
 def predict_folds(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int,

@@ -57,4 +57,5 @@ SELECT
     (SELECT list(model ORDER BY row) FROM rows)               AS models,
     (SELECT list(leaf ORDER BY col) FROM leaf_index)          AS leaves,
     (SELECT list(benchmark ORDER BY leaf) FROM (SELECT DISTINCT leaf, benchmark FROM leaf_index)) AS leaf_benchmarks,
-    (SELECT list(cell ORDER BY cell) FROM collapsed)          AS collapsed;
+    -- never NULL: a UDF called with a NULL argument is skipped and returns NULL
+    coalesce((SELECT list(cell ORDER BY cell) FROM collapsed), []::INTEGER[][]) AS collapsed;

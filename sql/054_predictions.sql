@@ -45,14 +45,24 @@ linear AS (
 scale_leaves AS (
     SELECT l.* FROM proxy_leaves AS l WHERE l.fit_id IN (SELECT fit_id FROM fits)
 ),
-leaf_means AS (
-    SELECT s.model, s.benchmark, s.subdir, avg(s.score) AS leaf_mean
+scale_instances AS (
+    SELECT a.* FROM proxy_ability_instances AS a WHERE a.fit_id IN (SELECT fit_id FROM fits)
+),
+leaf_levels AS (
+    SELECT fit_id, benchmark, subdir, avg(centre) AS level FROM scale_instances GROUP BY ALL
+),
+leaf_deviations AS (
+    SELECT s.model, a.fit_id, a.benchmark, a.subdir, avg(s.score - a.centre) AS deviation
     FROM scores AS s
+    JOIN scale_instances AS a USING (benchmark, subdir, instance_id)
     ANTI JOIN collapsed_scores AS c
       ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir AND c.instance_id = s.instance_id
     WHERE s.score IS NOT NULL
-      AND (s.benchmark, s.subdir) IN (SELECT (benchmark, subdir) FROM scale_leaves)
     GROUP BY ALL
+),
+leaf_means AS (
+    SELECT d.model, d.fit_id, d.benchmark, d.subdir, v.level + d.deviation AS leaf_mean
+    FROM leaf_deviations AS d JOIN leaf_levels AS v USING (fit_id, benchmark, subdir)
 ),
 abilities AS (
     SELECT m.model, l.fit_id,
@@ -60,7 +70,7 @@ abilities AS (
                                / (1 - least(greatest(m.leaf_mean, 0.02), 0.98))) - l.centre) / l.scale)
              / sum(l.loading * l.loading) AS ability
     FROM leaf_means AS m
-    JOIN scale_leaves AS l USING (benchmark, subdir)
+    JOIN scale_leaves AS l USING (fit_id, benchmark, subdir)
     GROUP BY ALL
 ),
 placed AS (

@@ -293,6 +293,43 @@ def _plot_sweep(results: list[dict], path: Path) -> Path:
     return path
 
 
+families_app = typer.Typer(help="Model families, held out together by `pace loocv --split family`.",
+                           no_args_is_help=True)
+
+
+@families_app.command("list")
+def families_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
+    """Every known model's family; 'explicit' marks the ones set by hand (the others come from the
+    leading letters of the name)."""
+    rows = open_read(db).execute("SELECT model, family, explicit FROM model_family ORDER BY family, model").fetchall()
+    print_rows(["model", "family", "explicit"], rows, as_json=json_out)
+
+
+@families_app.command("set")
+def families_set(model: Annotated[str, typer.Argument(help="A model in the warehouse.")],
+                 family: Annotated[str, typer.Argument(help="Its family, e.g. OpenAI.")],
+                 db: DbOpt = None) -> None:
+    """Put MODEL in FAMILY (e.g. `pace families set o4-mini OpenAI`)."""
+    model, family = validate.model_name(model), validate.model_name(family, "FAMILY")
+    con = open_write(db)
+    validate.models_in_warehouse(con, [model], "MODEL")
+    con.execute("INSERT OR REPLACE INTO model_families VALUES (?, ?)", [model, family])
+    console.print(f"{model}: {family}", highlight=False)
+
+
+@families_app.command("reset")
+def families_reset(model: Annotated[str, typer.Argument(help="A model set with `pace families set`.")],
+                   db: DbOpt = None) -> None:
+    """Forget MODEL's explicit family (it falls back to the leading letters of its name)."""
+    model = validate.model_name(model)
+    con = open_write(db)
+    if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
+        fail(f"{model!r} has no explicit family (see `pace families list`)")
+    con.execute("DELETE FROM model_families WHERE model = ?", [model])
+    console.print(f"{model}: family from its name again", highlight=False)
+
+
 def mount(app: typer.Typer) -> None:
     app.add_typer(loocv_app, name="loocv")
     app.command("sweep")(sweep)
+    app.add_typer(families_app, name="families")

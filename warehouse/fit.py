@@ -120,7 +120,7 @@ def _fit_default(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[
         link = {"struct_intercept": sp.link.intercept, "struct_slope": sp.link.slope,
                 "floor_intercept": sp.floor.intercept, "floor_slope": sp.floor.slope,
                 "gate_base": W_BASE, "gate_width": GATE, "ability_lo": sp.theta_lo, "ability_hi": sp.theta_hi,
-                "ability_sd": sp.theta_sd, "scale": fit.scale}
+                "ability_sd": sp.theta_sd, "scale": fit.scale, "centres": fit.centres}
         out.append(StoredProxy(target, np.asarray(p.cols), [str(s) for s in p.side], np.asarray(p.weight, float),
                                np.asarray(p.centre, float), float(p.intercept), float(p.lo), float(p.hi),
                                float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q},
@@ -318,7 +318,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     digest = data_hash(models, m.columns, X, P)
     report = FitReport(fit_id, req.method, models, m.targets, {}, {}, {}, {}, {}, {}, 0.0, warnings)
 
-    weight_rows, fit_rows, leaf_rows = [], [], []
+    weight_rows, fit_rows, leaf_rows, centre_rows = [], [], [], None
     sources = sorted({c[0] for c in m.columns})
     for t, proxy in enumerate(proxies):
         lo_r, hi_r = interval_offsets(residuals[:, t], req.level)
@@ -338,11 +338,12 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         if proxy.link:
             oor = extrapolation[:, t]
             oor_lo, oor_hi = interval_offsets(np.concatenate([oor, residuals[:, t]]), req.level)
-            row.update({k: float(v) for k, v in proxy.link.items() if k != "scale"},
+            row.update({k: float(v) for k, v in proxy.link.items() if k not in ("scale", "centres")},
                        link="logit", oor_lo=_none(min(oor_lo, lo_r)), oor_hi=_none(max(oor_hi, hi_r)))
             report.oor_lo[proxy.target], report.oor_hi[proxy.target] = row["oor_lo"], row["oor_hi"]
             if t == 0:
                 leaf_rows = _leaf_rows(fit_id, m, proxy.link["scale"])
+                centre_rows = _centre_rows(fit_id, m, proxy.link["centres"])
         fit_rows.append(row)
         for c, side, w, ctr in zip(proxy.cols, proxy.side, proxy.weight, proxy.center):
             b, s, i = m.columns[int(c)]
@@ -371,6 +372,12 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         con.executemany("INSERT INTO proxy_weights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", weight_rows)
         if leaf_rows:
             con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)", leaf_rows)
+        if centre_rows is not None:
+            con.register("_centre_rows", centre_rows)
+            try:
+                con.execute("INSERT INTO proxy_ability_instances SELECT * FROM _centre_rows")
+            finally:
+                con.unregister("_centre_rows")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -415,6 +422,18 @@ def _leaf_rows(fit_id: str, m: Matrices, scale) -> list[tuple]:
         benchmark, subdir, _ = m.columns[first[int(leaf)]]
         rows.append((fit_id, benchmark, subdir, float(centre), float(spread), float(loading)))
     return rows
+
+
+def _centre_rows(fit_id: str, m: Matrices, centres: np.ndarray):
+    """proxy_ability_instances rows (an Arrow table): the instances of the ability scale and their centres."""
+    import pyarrow as pa
+
+    cols = np.flatnonzero(np.isfinite(centres))
+    return pa.table({"fit_id": pa.array([fit_id] * cols.size, pa.string()),
+                     "benchmark": pa.array([m.columns[c][0] for c in cols], pa.string()),
+                     "subdir": pa.array([m.columns[c][1] for c in cols], pa.string()),
+                     "instance_id": pa.array([m.columns[c][2] for c in cols], pa.string()),
+                     "centre": pa.array(centres[cols], pa.float64())})
 
 
 def _none(v: float) -> float | None:
