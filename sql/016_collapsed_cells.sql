@@ -52,8 +52,8 @@ others AS (
     GROUP BY ALL
 )
 SELECT c.model, c.benchmark, c.subdir, c.facet, c.n_rows, z.n_instances, c.mean, o.others_median,
-       CASE WHEN c.mean <= 0.05 AND o.others_median >= 0.15 THEN 'near_zero'
-            ELSE 'failures_only' END AS reason
+       CASE WHEN c.max_score = 0 AND c.n_rows < 0.9 * z.n_instances THEN 'failures_only'
+            ELSE 'near_zero' END AS reason
 FROM cells AS c
 JOIN cell_sizes AS z USING (benchmark, subdir, facet)
 JOIN siblings AS g USING (model, benchmark)

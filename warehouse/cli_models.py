@@ -168,6 +168,7 @@ def loocv_pair(
     nc_d: NcD = None,
     nc_max: NcMax = 10,
     method: Method = "default",
+    split: Split = "loo",
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for pair_predictions.csv and the plot.")] = Path("out"),
@@ -185,7 +186,9 @@ def loocv_pair(
     check_budget_flags(count=count, B=B, seed=seed, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
     out = settings.user_path(out)
     check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
-    req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
+    validate.split_name(split)
+    req = EvalRequest(split=split, method=method, count=count, B=B, seed=seed, auto_tune=auto_tune,
+                      strict_budget=strict_budget,
                       m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=sources, targets=targets)
     run_id, con = evaluate(db, req, "pair", f"evaluating pairs ({method}, C={count}, B={B}"
                                             f"{', auto-tune' if auto_tune else ''}) ...")
@@ -193,7 +196,7 @@ def loocv_pair(
     configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
                              WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()
     seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    title = f"Goal B {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    title = f"Goal B {method} split={split} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-pair", note=run_id) as staging:
         write_pair_predictions_csv(con, run_id, staging / "pair_predictions.csv")
         plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)

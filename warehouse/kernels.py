@@ -185,22 +185,49 @@ def jobs() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
+@dataclass
+class PairFoldResult:
+    """Pair predictions of a split evaluation: margins / prob (n, n, T), NaN unless the row model was held out."""
+    margins: np.ndarray
+    prob: np.ndarray
+    actual: np.ndarray
+    configs: dict = field(default_factory=dict)
+    selections: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
 @method("compat", PAIR_METHODS)
 def compat_pair(m: Matrices, params: dict):
     """The published Goal B (pinned to Goal A's strict selection), on the published loader's arrays."""
     from models import pair
 
-    X, P, targets, models = m.X, m.P, m.targets, m.models
-    Xv, kept, P32, Y = published_arrays(X, P)
-    common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], pin_a=True,
-                  strict=True)
-    if params.get("auto_tune"):
-        result = pair.loocv_pair_autotune(Xv, Y, P32, targets, nc_max=params.get("nc_max", 10), **common)
-    else:
-        configs, _ = pair.frozen_pair_configs(params["count"], targets, pin_a=True)
-        result = pair.loocv_pair_frozen(Xv, Y, P32, targets, configs=_override(configs, params), **common)
-    # the published rule: a zero margin is a predicted loss, never an abstention
-    return result, kept, np.zeros(result.margins.shape, bool)
+    def run(X, P, models):
+        Xv, kept, P32, Y = published_arrays(X, P)
+        common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], pin_a=True,
+                      strict=True)
+        if params.get("auto_tune"):
+            return pair.loocv_pair_autotune(Xv, Y, P32, m.targets, nc_max=params.get("nc_max", 10), **common), kept
+        configs, _ = pair.frozen_pair_configs(params["count"], m.targets, pin_a=True)
+        return pair.loocv_pair_frozen(Xv, Y, P32, m.targets, configs=_override(configs, params), **common), kept
+
+    folds = held_out_folds(m, params)
+    if folds is None:
+        result, kept = run(m.X, m.P, m.models)
+        # the published rule: a zero margin is a predicted loss, never an abstention
+        return result, kept, np.zeros(result.margins.shape, bool)
+    # as compat_abs: each held-out model is evaluated by the published LOOCV on the training models plus itself
+    n, T = m.X.shape[0], len(m.targets)
+    margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+    labelled = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
+    train = sorted(labelled - {i for f in folds for i in f})
+    for i in sorted({i for f in folds for i in f}):
+        rows = sorted(train + [i])
+        result, _ = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        k = rows.index(i)
+        margins[i, rows] = np.asarray(result.margins, float)[k]
+        prob[i, rows] = np.asarray(result.prob, float)[k]
+    actual = published_arrays(m.X, m.P)[3].astype(float)
+    return PairFoldResult(margins, prob, actual), np.arange(m.X.shape[1]), np.zeros(margins.shape, bool)
 
 
 @method("default", PAIR_METHODS)
@@ -208,12 +235,26 @@ def default_pair(m: Matrices, params: dict):
     """The honest Goal B (models/pair_default.py): soft labels, cross-fitted calibration, neutral abstentions."""
     from models import pair_default
 
-    X, P, targets, models = m.X, m.P, m.targets, m.models
-    result = pair_default.loocv_pair_default(X, P, targets, models=models, count=params["count"], B=params["B"],
-                                             seed=params["seed"], n_jobs=jobs())
+    def loo(X, P):
+        return pair_default.loocv_pair_default(X, P, m.targets, models=m.models, count=params["count"],
+                                               B=params["B"], seed=params["seed"], n_jobs=jobs())
+
+    folds = held_out_folds(m, params)
+    if folds is None:
+        result = loo(m.X, m.P)
+    else:   # hide each fold's targets, as folds_by_masking does for Goal A
+        n, T = m.X.shape[0], len(m.targets)
+        margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+        for fold in folds:
+            P = [p.copy() for p in m.P]
+            for p in P:
+                p[fold] = np.nan
+            r = loo(m.X, P)
+            margins[fold], prob[fold] = np.asarray(r.margins, float)[fold], np.asarray(r.prob, float)[fold]
+        result = PairFoldResult(margins, prob, m.target_means())
     # an exactly zero margin is an abstention (degenerate fit): p = 1/2, half a correct answer
     neutral = np.isfinite(result.margins) & (result.margins == 0)
-    return result, np.arange(X.shape[1]), neutral
+    return result, np.arange(m.X.shape[1]), neutral
 
 
 def _override(configs: dict, params: dict) -> dict:
