@@ -190,12 +190,51 @@ def synthetic_stress(tmp: Path, seed: int, methods) -> dict:
     return out
 
 
+def markdown(results: dict, variant: str = "first") -> str:
+    """The README table: per method and split, MAE (pp) / Spearman / pair accuracy (%) / interval coverage (%)."""
+    real = results["real"].get(variant, {})
+    lines = ["| method | " + " | ".join(SPLITS) + " |", "|---" * (len(SPLITS) + 1) + "|"]
+    for method, entry in real.items():
+        cells = []
+        for split in SPLITS:
+            e = entry.get(split)
+            if not e:
+                cells.append("")
+                continue
+            a = e["metrics"].get("AVERAGE", {})
+            cells.append(f"{a.get('mae_pp', float('nan')):.2f} / {a.get('spearman', float('nan')):.2f} / "
+                         f"{a.get('pair_accuracy_pct', float('nan')):.1f} / "
+                         f"{e['interval_coverage_pct']['AVERAGE']:.0f}")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def per_target(results: dict, method: str = "default", variant: str = "first") -> str:
+    entry = results["real"][variant][method]
+    targets = [t for t in entry["loo"]["metrics"] if t != "AVERAGE"]
+    lines = ["| split | " + " | ".join(targets) + " |", "|---" * (len(targets) + 1) + "|"]
+    for split in SPLITS:
+        m = entry[split]["metrics"]
+        lines.append(f"| {split} | " + " | ".join(
+            f"{m[t]['mae_pp']:.2f} / {m[t]['spearman']:.2f}" if t in m else "" for t in targets) + " |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--table", action="store_true", help="print the README tables from accuracy.json and stop")
     ap.add_argument("--quick", action="store_true", help="default, instance and mean only")
     ap.add_argument("--variants", default="first,last")
     ap.add_argument("--no-synthetic", action="store_true")
     args = ap.parse_args()
+    if args.table:
+        saved = json.loads((REPO / "bench" / "results" / "accuracy.json").read_text())
+        for variant in saved["real"]:
+            print(f"duplicates={variant}\n" + markdown(saved, variant) + "\n\n" + per_target(saved, variant=variant) + "\n")
+        for seed, row in saved["synthetic"].items():
+            print(f"synthetic seed {seed}: " + ", ".join(
+                f"{m} {v['loo_mae_pp']:.2f} / tail {v['tail_mae_pp']:.2f}" for m, v in row.items() if isinstance(v, dict)))
+        return
     methods = ["default", "instance", "mean"] if args.quick else METHODS
     results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                            "jobs": os.environ.get("PACE_JOBS")},

@@ -110,4 +110,20 @@ def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
             out.append(Anomaly("duplicate_ids", path, f"{dups} repeated row(s) dropped ({policy} occurrence kept)"))
         if nulls:
             out.append(Anomaly("null_scores", path, f"{nulls} empty or non-numeric score(s) stored as NULL"))
+    # Collapsed cells (sql/016_collapsed_cells.sql): a model at ~0 on a cell the others mostly solve, or a
+    # file listing only failed instances. The default method's ability leaves them out; compat keeps them.
+    rows = con.execute("""
+        SELECT c.model, c.benchmark, c.subdir, c.facet, c.reason, c.mean, c.others_median, c.n_rows, c.n_instances
+        FROM collapsed_cells AS c
+        SEMI JOIN (SELECT DISTINCT model, benchmark, subdir FROM (""" + _TREE_ROWS + """)) AS t
+          USING (model, benchmark, subdir)
+        ORDER BY c.reason, c.benchmark, c.subdir, c.facet, c.model""").fetchall()
+    for model, benchmark, subdir, facet, reason, mean, others, n_rows, n_instances in rows:
+        where = _leaf(benchmark, subdir) + (f" [{facet}]" if facet else "")
+        if reason == "failures_only":
+            detail = f"{model}: lists only failed instances ({n_rows} of {n_instances}, all 0)"
+        else:
+            detail = (f"{model}: mean {mean:.1%} while the other models' median is {others:.1%} "
+                      "(a harness or answer-format failure?)")
+        out.append(Anomaly(f"collapsed_{reason}", where, detail + "; left out of the ability scale"))
     return out

@@ -62,11 +62,19 @@ def fit(
         emit_json(asdict(report))
         return
     if report.view_gap:
-        rows = [(t, report.n_instances[t], report.resid_lo[t] * 100, report.resid_hi[t] * 100,
-                 report.interval_loo_coverage[t], f"{report.view_gap[t]:.1e}") for t in report.targets]
-        print_rows(["target", "instances", "interval lo (pp)", "interval hi (pp)",
-                    f"LOO coverage of {level:.0%}", "view vs kernel"], rows,
-                   title=f"{report.fit_id}: Goal A {method}, trained on {len(report.models)} models", digits=3)
+        logit = bool(report.oor_lo)
+        scale = 1 if logit else 100
+        unit = "logit" if logit else "pp"
+        rows = [(t, report.n_instances[t], report.resid_lo[t] * scale, report.resid_hi[t] * scale,
+                 *((report.oor_lo[t], report.oor_hi[t]) if logit else ()),
+                 report.interval_loo_coverage[t], 100 * report.loocv_mae.get(t, float("nan")),
+                 f"{report.view_gap[t]:.1e}") for t in report.targets]
+        trained = max((len(v) for v in report.trained_on.values()), default=len(report.models))
+        print_rows(["target", "instances", f"interval lo ({unit})", f"interval hi ({unit})",
+                    *(["out-of-range lo", "out-of-range hi"] if logit else []),
+                    f"LOO coverage of {level:.0%}", "LOOCV MAE (pp)", "view vs kernel"], rows,
+                   title=f"{report.fit_id}: Goal A {method}, trained on {trained} models with target scores"
+                         + (f" (ability scale: {len(report.models)} models)" if logit else ""), digits=3)
     if report.pair_view_gap:
         rows = [(t, a, b, f"{report.pair_view_gap[t]:.1e}") for t, (a, b) in report.pair_calibration.items()]
         print_rows(["target", "Platt a", "Platt b", "view vs kernel (margin)"], rows,
@@ -115,12 +123,37 @@ def plan(
     print_rows(["benchmark", "instances", "calls", "subtasks", "share"] + [f"±pp {t}" for t in targets],
                [(*r[:4], f"{r[4]:.0%}", *(100 * buys.get(r[0], {}).get("half_width", {}).get(t, 0.0) for t in targets))
                 for r in table], digits=1)
+    _print_restricted_path(con, model)
     if rows:
         console.print("±pp: how much wider each target's interval stays if that benchmark is skipped "
                       "(all outstanding: " + ", ".join(f"{t} ±{100 * value['total'][t]:.1f}" for t in targets) + ")",
                       highlight=False)
         console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
                       highlight=False)
+
+
+def _print_restricted_path(con, model: str) -> None:
+    """The other path for a model that lacks whole source benchmarks: what a restricted proxy gives now."""
+    from warehouse import predict as api
+
+    fit = api.current_fit_settings(con)
+    if fit is None or not con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]:
+        return
+    present = api.present_sources(con, model)
+    have = [b for b in fit["sources"] if b in present]
+    missing = [b for b in fit["sources"] if b not in present]
+    if not missing or not have:
+        return
+    existing = api.restricted_fit_for(con, have)
+    if existing:
+        maes = con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs' ORDER BY target",
+                           [existing]).fetchall()
+        detail = "its LOOCV MAE: " + ", ".join(f"{t} {100 * v:.1f} pp" for t, v in maes if v is not None)
+    else:
+        detail = f"`pace predict {model}` fits it (once) and reports its LOOCV error"
+    console.print(f"Or, with what {model} has now: a proxy restricted to its {len(have)} source benchmarks "
+                  f"({', '.join(have)}; without {', '.join(missing)}) predicts it without running anything; "
+                  f"{detail}.", highlight=False)
 
 
 def predict(

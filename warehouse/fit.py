@@ -78,6 +78,7 @@ class FitReport:
     loocv_mae: dict[str, float] = field(default_factory=dict)       # held-out MAE per target (score units)
     oor_lo: dict[str, float] = field(default_factory=dict)          # out-of-range interval offsets (logits)
     oor_hi: dict[str, float] = field(default_factory=dict)
+    trained_on: dict[str, list[str]] = field(default_factory=dict)  # per target, the models with its scores
 
 
 def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarray]) -> str:
@@ -325,6 +326,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         report.resid_lo[proxy.target], report.resid_hi[proxy.target] = lo_r, hi_r
         report.interval_loo_coverage[proxy.target] = loo_interval_coverage(residuals[:, t], req.level)
         report.n_instances[proxy.target] = len({int(c) for c in proxy.cols})
+        report.trained_on[proxy.target] = list(proxy.trained_on or models)
         errors = np.abs(actual[:, t] - held_out[:, t])
         report.loocv_mae[proxy.target] = float(np.nanmean(errors)) if np.isfinite(errors).any() else float("nan")
         params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources,

@@ -104,14 +104,21 @@ def compat_abs(m: Matrices, params: dict):
     # masking: each held-out model is predicted by the published LOOCV on the training models plus itself.
     Y_pub = published_arrays(m.X, m.P)[3].astype(float)
     pred = np.full(Y_pub.shape, np.nan)
-    labelled = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
-    held_all = {i for f in folds for i in f}
-    train = sorted(labelled - held_all)
-    for i in sorted(held_all):
-        rows = sorted(train + [i])
+    for i, rows in _compat_fold_rows(m, folds):
         result, _ = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
         pred[i] = np.asarray(result.pred, float)[rows.index(i)]
     return FoldResult(pred, Y_pub), np.arange(m.X.shape[1])
+
+
+def _compat_fold_rows(m: Matrices, folds: list[list[int]]):
+    """(held-out row i, rows = its fold's training models + i) for every held-out row: compat's published
+    loader gives every model a target, so a held-out model is evaluated by the published LOOCV on exactly
+    the models it may learn from plus itself."""
+    labelled = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
+    for fold in folds:
+        train = sorted(labelled - set(fold))
+        for i in fold:
+            yield i, sorted(train + [i])
 
 
 @method("default")
@@ -215,13 +222,10 @@ def compat_pair(m: Matrices, params: dict):
         result, kept = run(m.X, m.P, m.models)
         # the published rule: a zero margin is a predicted loss, never an abstention
         return result, kept, np.zeros(result.margins.shape, bool)
-    # as compat_abs: each held-out model is evaluated by the published LOOCV on the training models plus itself
+    # as compat_abs: each held-out model is evaluated by the published LOOCV on its training models plus itself
     n, T = m.X.shape[0], len(m.targets)
     margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
-    labelled = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
-    train = sorted(labelled - {i for f in folds for i in f})
-    for i in sorted({i for f in folds for i in f}):
-        rows = sorted(train + [i])
+    for i, rows in _compat_fold_rows(m, folds):
         result, _ = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
         k = rows.index(i)
         margins[i, rows] = np.asarray(result.margins, float)[k]

@@ -203,3 +203,23 @@ def test_predict_fits_a_restricted_proxy_for_a_model_lacking_a_benchmark(fitted_
     again = json.loads(run_pace("predict", "Newcomer", "--db", work, "--json").stdout)
     assert not again["made_fit"] and again["restricted_fit"] == payload["restricted_fit"]
     assert _sql(work, "SELECT count(DISTINCT fit_id) FROM proxy_fits")[0][0] == fits_before + 1
+
+
+def test_compat_and_pair_run_on_a_split(tail_db, tmp_path):
+    """compat (published zeros: evaluated per held-out model on its fold's training models) and Goal B both
+    take --split; every model of every fold is predicted once."""
+    db, summary = tail_db
+    work = shutil.copy(db, tmp_path / "split.duckdb")
+    result = run_pace("loocv", "abs", "--method", "compat", "--strict-budget", "--split", "family", "--count", "20",
+                      "--B", "10", "--db", work, "--out", tmp_path / "c", "--json")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    folds = dict(_sql(work, "SELECT model, fold FROM loocv_folds WHERE run_id = ?", run_id))
+    assert len(folds) == 12 and len(set(folds.values())) < 12          # whole families held out together
+    assert _sql(work, "SELECT count(*), count(predicted) FROM loocv_predictions WHERE run_id = ?", run_id) == [(48, 48)]
+    result = run_pace("loocv", "pair", "--split", "low-3", "--count", "20", "--B", "10", "--db", work,
+                      "--out", tmp_path / "p", "--json")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    rows = set(_sql(work, "SELECT DISTINCT model FROM loocv_pair_predictions WHERE run_id = ?", run_id))
+    assert rows == {(m,) for m in summary.models[-TAIL:]}
