@@ -4,8 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PACE   := $(BIN)/pace
 STAMP  := $(VENV)/.installed
-DB     ?= pace.duckdb
-export PACE_DB ?= $(DB)
+# DB=path selects the warehouse (else $PACE_DB, else ./pace.duckdb; `make demo` on synthetic data
+# uses demo_warehouse/pace.duckdb so it never lands in a real warehouse)
+ifdef DB
+export PACE_DB := $(DB)
+endif
 
 .PHONY: setup test demo ingest loocv fit plan run predict export bench clean help need-model
 
@@ -66,4 +69,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/intervals.py
 
 clean:
-	rm -rf $(VENV) pace.duckdb pace.duckdb.wal lake
+	rm -rf $(VENV) pace.duckdb pace.duckdb.wal lake demo_warehouse

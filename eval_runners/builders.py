@@ -3,7 +3,9 @@
 Each builder takes the rows in that dataset's own field layout (as published on the Hugging Face
 hub or in the benchmark's repository) and writes the prompt in our words. Ids follow the published
 result files where they are known (``visualpuzzles_<i>``, ``repobench_<i>``, ifeval / planbench
-positional or instance numbers, mmmu ``validation_<Subject>_<n>``). Nothing is downloaded.
+positional or instance numbers, mmmu ``validation_<Subject>_<n>``). Where the published id is a
+row position, a row may carry ``index`` to say its position explicitly (a filtered or reordered
+copy of the dataset). Nothing is downloaded.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def build_logiqa(rows, version="1", asset_root=None, **_):
         opts = list(r["options"])
         text = (f"{COT_MC.replace('Answer: X', 'The answer is (X)')}\n\nPassage: {r['context']}\n\n"
                 f"Question: {r['query']}\n\n{_opts_text(opts)}")
-        yield make_record("logiqa", version, "logiqa", "", str(i), _user(text),
+        yield make_record("logiqa", version, "logiqa", "", str(r.get("index", i)), _user(text),
                           {"answer": LETTERS[int(r["correct_option"])], "options": opts}, "choice_filters")
 
 
@@ -130,7 +132,7 @@ def build_visualpuzzles(rows, version="1", asset_root=None, **_):
 @builder("ifeval")
 def build_ifeval(rows, version="1", asset_root=None, **_):
     for i, r in enumerate(rows):
-        yield make_record("ifeval", version, "ifeval", "", str(i), _user(r["prompt"]),
+        yield make_record("ifeval", version, "ifeval", "", str(r.get("index", i)), _user(r["prompt"]),
                           {"key": r.get("key"), "instruction_id_list": list(r["instruction_id_list"]),
                            "kwargs": [{k: v for k, v in (kw or {}).items() if v is not None} for kw in r["kwargs"]]},
                           "ifeval", generation={"max_tokens": 8192})
@@ -171,7 +173,9 @@ def build_mbpp(rows, version="1", asset_root=None, **_):
     for r in rows:
         tests = list(r["test_list"])
         text = _code_prompt(f"{r['text']}\nYour code should pass this test:\n{tests[0]}")
-        yield make_record("mbpp_chat", version, "mbpp_chat", "", str(r["task_id"]), _user(text),
+        tid = str(r["task_id"])
+        iid = f"Mbpp/{tid}" if tid.isdigit() else tid          # published ids: Mbpp/11 ... Mbpp/510
+        yield make_record("mbpp_chat", version, "mbpp_chat", "", iid, _user(text),
                           {"test_list": tests, "test_setup_code": r.get("test_setup_code") or ""}, "code_function")
 
 
@@ -187,37 +191,223 @@ def _lcb_tests(value):
 
 @builder("livecodebench")
 def build_livecodebench(rows, version="1", asset_root=None, subdir=None, **_):
+    """LiveCodeBench rows of one scenario; ids are row positions, as published (so the rows must
+    be in the release's order). codegeneration and selfrepair (which the published runner ran as
+    code generation): code_generation_lite rows; testoutputprediction: test_generation rows;
+    codeexecution: execution rows."""
     subdir = subdir or "codegeneration"
-    for r in rows:
-        meta = r.get("metadata") or {}
-        if isinstance(meta, str):
-            meta = json.loads(meta or "{}")
-        tests = _lcb_tests(r["public_test_cases"]) + _lcb_tests(r.get("private_test_cases") or "[]")
-        starter = r.get("starter_code") or ""
-        how = (f"Use this starter code:\n```python\n{starter}\n```" if starter else
-               "Read the input from stdin and write the answer to stdout.")
-        text = _code_prompt(f"{r['question_content']}\n\n{how}")
-        yield make_record("livecodebench", version, "livecodebench", subdir, str(r["question_id"]), _user(text),
-                          {"tests": tests, "fn_name": meta.get("func_name")}, "code_tests",
-                          generation={"max_tokens": 16384})
+    for i, r in enumerate(rows):
+        iid = str(r.get("index", i))
+        if subdir in ("codegeneration", "selfrepair"):
+            meta = r.get("metadata") or {}
+            if isinstance(meta, str):
+                meta = json.loads(meta or "{}")
+            tests = _lcb_tests(r["public_test_cases"]) + _lcb_tests(r.get("private_test_cases") or "[]")
+            starter = r.get("starter_code") or ""
+            how = (f"Use this starter code:\n```python\n{starter}\n```" if starter else
+                   "Read the input from stdin and write the answer to stdout.")
+            text = _code_prompt(f"{r['question_content']}\n\n{how}")
+            yield make_record("livecodebench", version, "livecodebench", subdir, iid, _user(text),
+                              {"tests": tests, "fn_name": meta.get("func_name"),
+                               "question_id": r.get("question_id")}, "code_tests",
+                              generation={"max_tokens": 16384})
+        elif subdir == "testoutputprediction":
+            test = r["test"] if isinstance(r["test"], dict) else json.loads(r["test"])
+            test = test[0] if isinstance(test, list) else test
+            call = _call_text(r["function_name"], test["input"])
+            text = (f"{r['question_content']}\n\n```python\n{r.get('starter_code') or ''}\n```\n\n"
+                    f"Complete this assertion with the exact value the function returns (a literal, no "
+                    f"function calls), and reply with the full assertion in one ```python block:\n\n"
+                    f"assert {call} == ??")
+            yield make_record("livecodebench", version, "livecodebench", subdir, iid, _user(text),
+                              {"output": test["output"], "question_id": r.get("question_id")}, "lcb_test_output")
+        elif subdir == "codeexecution":
+            call = _call_text(r["function_name"], r["input"])
+            text = (f"```python\n{r['code']}\n```\n\nWhat does `{call}` return? Execute the code step by step, "
+                    f"then give the full assertion with the literal value between [ANSWER] and [/ANSWER], "
+                    f"e.g. [ANSWER]assert {call} == ...[/ANSWER].")
+            yield make_record("livecodebench", version, "livecodebench", subdir, iid, _user(text),
+                              {"code": r["code"], "output": r["output"], "call": call}, "lcb_execution")
+        else:
+            raise PackError(f"livecodebench --subdir must be one of codegeneration, selfrepair, "
+                            f"testoutputprediction, codeexecution (got {subdir!r})")
+
+
+PLANBENCH_ANSWER = ("\n\nWrite your plan between [PLAN] and [PLAN END], one action per line, in the "
+                    "same words as the examples.")
 
 
 @builder("planbench")
 def build_planbench(rows, version="1", asset_root=None, subdir=None, **_):
-    graders = {"task_3_plan_verification": "planbench_verification", "task_7_plan_execution": "planbench_execution"}
-    if subdir not in graders:
-        raise PackError(f"planbench builder supports --subdir {sorted(graders)}; other tasks need VAL")
+    """PlanBench prompt files (``instances``: instance_id, query, ground_truth_plan). Tasks 3 and
+    7 keep the reference text; every other task stores the initial conditions and goal read from
+    the query's last [STATEMENT], in the form the plan validator needs."""
+    from eval_runners.graders.planbench import statement_problem
+    from eval_runners.registry import PLANBENCH_TASKS
+
+    if subdir not in PLANBENCH_TASKS:
+        raise PackError(f"planbench needs --subdir, one of {', '.join(PLANBENCH_TASKS)}")
     for r in rows:
-        ref = {"ground_truth": r.get("ground_truth") if r.get("ground_truth") is not None else r.get("ground_truth_plan")}
-        yield make_record("planbench", version, "planbench", subdir, str(r["instance_id"]), _user(r["query"]),
-                          ref, graders[subdir])
+        gt = r.get("ground_truth") if r.get("ground_truth") is not None else r.get("ground_truth_plan")
+        iid = str(r["instance_id"])
+        if subdir == "task_3_plan_verification":
+            ref, grader_name, cfg = {"ground_truth": gt}, "planbench_verification", {}
+        elif subdir == "task_7_plan_execution":
+            ref, grader_name, cfg = {"ground_truth": gt}, "planbench_execution", {}
+        else:
+            try:
+                init, goal = statement_problem(r["query"])
+            except ValueError as exc:
+                raise PackError(f"planbench {subdir} instance {iid}: {exc}") from None
+            ref, grader_name = {"init": init, "goal": goal, "ground_truth_plan": gt}, "planbench_plan"
+            cfg = {"optimal": True} if subdir == "task_2_plan_optimality" else {}
+        yield make_record("planbench", version, "planbench", subdir, iid, _user(r["query"]), ref, grader_name, cfg)
+
+
+def _answer_last(text: str) -> str:
+    return f"{text}\n\nThink it through, then end your reply with a line 'Answer: ' followed by the answer alone."
+
+
+@builder("acp_gen")
+def build_acp(rows, version="1", asset_root=None, subdir=None, **_):
+    """ACPBench Hard generative rows (context, question, answer, group, PDDL_domain,
+    PDDL_problem); ids are positions in the task's split, as published (0-129)."""
+    from eval_runners.graders.acp import GROUPS
+
+    if subdir not in GROUPS:
+        raise PackError(f"acp_gen needs --subdir, one of {', '.join(GROUPS)}")
+    for i, r in enumerate(rows):
+        ref = {k: r[k] for k in ("group", "answer", "PDDL_domain", "PDDL_problem") if k in r}
+        ref.setdefault("group", GROUPS[subdir])
+        ref["question"] = r["question"]
+        text = _answer_last(f"{r.get('context', '').strip()}\n\n{r['question'].strip()}")
+        yield make_record("acp_gen", version, "acp_gen", subdir, str(r.get("index", i)), _user(text), ref, "acp_gen")
+
+
+@builder("lifbench")
+def build_lifbench(rows, version="1", asset_root=None, subdir=None, **_):
+    """LIFBench prompt files (prompt, param, label, ins_id, param_id, length). The id is
+    ``<ins_id>_<param_id>_<length>`` (the published ids' shape, e.g. ``11_4_6``; inferred) unless
+    the row carries ``id``. The prompt is sent as is."""
+    from eval_runners.registry import LIFBENCH_TASKS
+
+    if subdir not in LIFBENCH_TASKS:
+        raise PackError(f"lifbench needs --subdir, one of {', '.join(LIFBENCH_TASKS)}")
+    for r in rows:
+        iid = str(r["id"]) if r.get("id") is not None else f"{r['ins_id']}_{r['param_id']}_{r['length']}"
+        ref = {"task": subdir, "prompt": r["prompt"], "param": r["param"], "label": r.get("label")}
+        yield make_record("lifbench", version, "lifbench", subdir, iid, _user(r["prompt"]), ref, "lifbench")
+
+
+def _call_text(fn: str, args: str) -> str:
+    args = str(args).strip()
+    return args if args.startswith(f"{fn}(") else f"{fn}({args})"
+
+
+@builder("debugbench")
+def build_debugbench(rows, version="1", asset_root=None, **_):
+    """DebugBench rows (slug, language, subtype, question, examples, solution, buggy_code). Id
+    ``<language>_<subtype>_<slug>`` as published. Python rows get local tests from the problem's
+    examples; a row whose examples cannot be read gets none (the runner then refuses it: only the
+    LeetCode judge could grade it)."""
+    for r in rows:
+        lang = r["language"]
+        iid = f"{lang}_{r['subtype']}_{r['slug']}"
+        fence = "python" if lang.startswith("python") else lang
+        text = (f"{r['question'].strip()}\n\nThe following {lang} code has a bug. Fix it and reply with the "
+                f"whole corrected code in one ```{fence} code block.\n\n```{fence}\n{r['buggy_code']}\n```")
+        tests = leetcode_tests(r) if lang.startswith("python") else []
+        yield make_record("debugbench", version, "debugbench", "", iid, _user(text),
+                          {"tests": tests, "slug": r["slug"], "language": lang},
+                          "debugbench_python")
+
+
+def _literal(text: str):
+    t = text.strip().rstrip(",").strip()
+    try:
+        return json.loads(t)
+    except ValueError:
+        return ast.literal_eval(t)
+
+
+def leetcode_tests(row) -> list[dict]:
+    """[{'method', 'kwargs', 'output'}] from LeetCode-style examples ('Input: a = [1], b = 2' /
+    'Output: 3'); [] when any example cannot be read or the problem uses linked structures."""
+    import re
+    code = row.get("solution") or row.get("buggy_code") or ""
+    m = re.search(r"class\s+Solution\b.*?\n\s+def\s+(\w+)\s*\(\s*self", code, re.S)
+    if not m or re.search(r"\b(ListNode|TreeNode|Node)\b", code):
+        return []
+    method, out = m.group(1), []
+    examples = row.get("examples") or []
+    if isinstance(examples, str):
+        examples = [examples]
+    for ex in examples:
+        im = re.search(r"Input:\s*(.*?)\s*Output:\s*(.*?)(?:\n|Explanation:|$)", ex, re.S)
+        if not im:
+            return []
+        args, result = im.group(1).strip(), im.group(2).strip()
+        names = list(re.finditer(r"(?:^|,\s*)([A-Za-z_]\w*)\s*=\s*", args))
+        if not names:
+            return []
+        kwargs = {}
+        try:
+            for k, nm in enumerate(names):
+                end = names[k + 1].start() if k + 1 < len(names) else len(args)
+                kwargs[nm.group(1)] = _literal(args[nm.end():end])
+            expected = _literal(result)
+        except (ValueError, SyntaxError):
+            return []
+        out.append({"method": method, "kwargs": kwargs, "output": expected})
+    return out
+
+
+VWB_PROMPTS = {
+    "web_caption": "Write the meta description of this webpage: one or two sentences on what it is for.",
+    "heading_ocr": "Read the main heading of this webpage. Reply with the heading text only.",
+    "element_ocr": "Read the text inside the red box of this webpage screenshot. Reply with that text only.",
+    "webqa": "Answer the question about this webpage briefly (a few words).\n\nQuestion: {question}",
+    "element_ground": ("Which of the labelled boxes (A to H) holds this element: {elem_desc}? "
+                       "Finish with 'Answer: X'."),
+    "action_prediction": ("What would clicking the element in the red box open?\n\n{options}\n\n"
+                          "Finish with 'Answer: X'."),
+    "action_ground": "Which of the labelled boxes (A to H) should be clicked to {instruction}? Finish with 'Answer: X'.",
+}
+
+
+@builder("visualwebbench")
+def build_visualwebbench(rows, version="1", asset_root=None, **_):
+    """VisualWebBench rows (task_type, image, question / elem_desc / instruction, options,
+    answer). Ids ``<task_type>_<n>`` with n the row's position within its task, as published."""
+    from eval_runners.graders.visualwebbench import CHOICE_TASKS
+
+    seen: dict[str, int] = {}
+    for r in rows:
+        task = r["task_type"]
+        if task not in VWB_PROMPTS:
+            raise PackError(f"visualwebbench task_type {task!r} is unknown")
+        n = seen[task] = seen.get(task, -1) + 1
+        iid = f"{task}_{r.get('index', n)}"
+        opts = r.get("options") or []
+        if isinstance(opts, str):
+            opts = ast.literal_eval(opts)
+        text = VWB_PROMPTS[task].format(question=r.get("question", ""), elem_desc=r.get("elem_desc", ""),
+                                        instruction=r.get("instruction", ""),
+                                        options=_opts_text(opts) if opts and isinstance(opts[0], str) else "")
+        img = _save_image(r["image"], Path(asset_root), iid)
+        ans = r["answer"]
+        if task in CHOICE_TASKS and isinstance(ans, int):
+            ans = LETTERS[ans]
+        yield make_record("visualwebbench", version, "visualwebbench", "", iid,
+                          [{"role": "user", "content": [img, {"type": "text", "text": text}]}],
+                          {"task_type": task, "answer": ans, "n_choices": len(opts) or 8}, "visualwebbench")
 
 
 @builder("bfcl")
 def build_bfcl(rows, version="1", asset_root=None, subdir=None, **_):
     subdir = subdir or "simple"
     for r in rows:
-        if "ground_truth" not in r:
+        if "ground_truth" not in r and "irrelevance" not in subdir and "relevance" not in subdir:
             raise PackError(f"bfcl row {r.get('id')}: merge the possible_answer row (ground_truth) into it first")
         turns = r["question"][0] if r["question"] and isinstance(r["question"][0], list) else r["question"]
         system = ("You can call the functions described below. Reply only with the call in Python syntax, "
@@ -225,4 +415,5 @@ def build_bfcl(rows, version="1", asset_root=None, subdir=None, **_):
                   + json.dumps(r["function"], indent=1))
         yield make_record("bfcl", version, "bfcl", subdir, str(r["id"]),
                           [{"role": "system", "content": system}] + list(turns),
-                          {"function": r["function"], "ground_truth": r["ground_truth"]}, "bfcl_ast")
+                          {"function": r["function"], "ground_truth": r.get("ground_truth") or [], "category": subdir},
+                          "bfcl_ast")

@@ -209,8 +209,10 @@ def load_rows(path: str | Path) -> list[dict]:
         return [json.loads(l) for l in p.read_text(encoding="utf-8").splitlines() if l.strip()]
     if suf == ".json":
         data = json.loads(p.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            data = data.get("rows") or data.get("data") or list(data.values())[0]
+        if isinstance(data, dict):          # {"rows": [...]}, {"instances": [...]}, ...: the first list
+            data = next((v for v in data.values() if isinstance(v, list)), None)
+            if data is None:
+                raise PackError(f"{p}: a JSON object without a list of rows")
         return [r.get("row", r) if isinstance(r, dict) else r for r in data]
     if suf == ".csv":
         import csv

@@ -2,7 +2,9 @@
 
 A plan is a CSV with at least the columns ``benchmark,subdir,instance_id`` (other columns, such
 as a published selections file's ``mode,fold,target,col_idx,weight``, are ignored), or any list
-of such triples. Until the warehouse computes plans (``pace plan``), pass ``--plan FILE``.
+of such triples. Without ``--plan FILE``, ``pace run`` takes the warehouse's plan
+(:func:`warehouse.plan.plan_rows`: the instances with a non-zero weight in a current fit that the
+model has no score for).
 """
 from __future__ import annotations
 

@@ -15,7 +15,11 @@ same key share one API call (runners.md §5):
 * subdir-is-subtask benchmarks (planbench, bfcl, livecodebench, lifbench, acp_gen,
   visualwebbench): call_subdir = subdir.
 
-Each entry declares its requirements; :func:`check` reports every unmet one before any call.
+Each entry declares its requirements (optional Python extras, vision, outside services such as
+the LeetCode judge for non-Python debugbench or an LLM judge for infobench, and what is not
+supported with the reason); :func:`unmet` reports every unmet one and the run refuses those calls
+before any is paid. Every source benchmark of the published tree has a grader or a declared
+outside service.
 """
 from __future__ import annotations
 
@@ -62,6 +66,8 @@ class Benchmark:
     requires: Requirements = field(default_factory=Requirements)
     subtask_requires: dict = field(default_factory=dict)   # call_subdir (prefix) -> Requirements
     subtasks: tuple[str, ...] | None = None                 # known call subdirs (None: any)
+    id_requires: tuple = ()                                 # (instance id prefix, Requirements) pairs
+    other_ids_require: Requirements | None = None           # ids matching no prefix above
 
     # ---- plan row -> call -----------------------------------------------------------------
     def call_key(self, subdir: str, instance_id: str) -> tuple[str, str]:
@@ -92,8 +98,13 @@ class Benchmark:
         for prefix, req in self.subtask_requires.items():
             if call_subdir == prefix or call_subdir.startswith(prefix):
                 out.append(req)
+        targets = list(targets)
         if self.kind == "repobench" and any(t.subdir.endswith("_codebleu") for t in targets):
-            out.append(Requirements(modules=("codebleu",)))
+            out.append(Requirements(modules=("codebleu", "tree_sitter_python")))
+        if self.other_ids_require is not None:
+            for t in targets:
+                hit = [r for prefix, r in self.id_requires if t.instance_id.startswith(prefix)]
+                out += hit or [self.other_ids_require]
         return out
 
     # ---- instance -> request --------------------------------------------------------------
@@ -112,6 +123,9 @@ class Benchmark:
             bad = unsupported((instance.get("reference") or {}).get("instruction_id_list", []))
             if bad:
                 return [f"unsupported ifeval instruction(s) {sorted(set(bad))} (need a language detector / not implemented)"]
+        if self.name == "debugbench" and instance.get("grader") == "debugbench_python" \
+                and not (instance.get("reference") or {}).get("tests"):
+            return ["no local tests in the pack for this problem: grading it needs the LeetCode judge"]
         return []
 
     def grader_for(self, instance: dict):
@@ -120,8 +134,9 @@ class Benchmark:
     # ---- response -> rows -----------------------------------------------------------------
     def grade(self, instance: dict, response: str, targets: list[Target]) -> list[ScoreRow]:
         g = self.grader_for(instance)
-        metrics = g(instance.get("reference") or {}, response, instance.get("grader_config") or {})
         call_subdir, call_id = instance["subdir"], instance["instance_id"]
+        config = {"subtask": call_subdir, "instance_id": call_id, **(instance.get("grader_config") or {})}
+        metrics = g(instance.get("reference") or {}, response, config)
         if self.kind == "ifeval":
             return [ScoreRow(m, call_id, m, metrics[m]) for m in IFEVAL_SUBDIRS]
         if self.kind == "repobench":
@@ -141,11 +156,21 @@ class Benchmark:
 IFEVAL_SUBDIRS = ("prompt_level_strict_acc", "inst_level_strict_acc",
                   "prompt_level_loose_acc", "inst_level_loose_acc")
 
-VAL = Requirements(binaries=("validate",))
+PLANNING = Requirements(modules=("unified_planning",))
 PLANBENCH_TASKS = ("task_1_plan_generation", "task_2_plan_optimality", "task_3_plan_verification",
                    "task_4_plan_reuse", "task_5_plan_generalization", "task_6_replanning",
                    "task_7_plan_execution", "task_8_1_goal_shuffling", "task_8_2_full_to_partial",
                    "task_8_3_partial_to_full")
+LIFBENCH_TASKS = ("list-blur_offset_query_element", "list-blur_offset_query_id", "list-multi_query_id",
+                  "list-offset_query_element", "list-offset_query_id", "list-single_query_id",
+                  "multidoc-batch_label", "multidoc-find_dup_text", "onedoc-extract", "onedoc-qa",
+                  "onedoc-repeat")
+ACP_TASKS = ("acp_app_gen", "acp_areach_gen", "acp_just_gen", "acp_land_gen", "acp_nexta_gen",
+             "acp_prog_gen", "acp_reach_gen", "acp_val_gen")
+LCB_SCENARIOS = ("codegeneration", "selfrepair", "testoutputprediction", "codeexecution")
+LEETCODE = Requirements(services=("LeetCode online judge (personal session cookies)",))
+BFCL_NEEDS_OFFICIAL = ("Java / JavaScript AST checking needs BFCL's own checkers (bfcl-eval, which pulls "
+                       "torch and tree-sitter 0.21; not installed)")
 
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in [
     Benchmark("aime25", "metric_subdir", "exact_number", "exact_match", max_tokens=32768),
@@ -155,44 +180,32 @@ REGISTRY: dict[str, Benchmark] = {b.name: b for b in [
     Benchmark("mmmu", "plain", "mmmu", "mmmu_acc", max_tokens=8192, requires=Requirements(vision=True)),
     Benchmark("visualpuzzles", "plain", "choice", "exact_match", max_tokens=8192,
               requires=Requirements(vision=True)),
+    Benchmark("visualwebbench", "plain", "visualwebbench", None, max_tokens=8192,
+              requires=Requirements(vision=True, modules=("rouge_score",))),
     Benchmark("ifeval", "ifeval", "ifeval", None, max_tokens=8192),
     Benchmark("repobench", "repobench", "repobench", None, max_tokens=1024),
     Benchmark("humaneval_chat", "metric_subdir", "code_function", "pass@1", max_tokens=8192),
     Benchmark("mbpp_chat", "metric_subdir", "code_function", "pass_at_1", max_tokens=8192),
-    Benchmark("livecodebench", "subtask", "code_tests", "pass@1", max_tokens=16384,
-              subtask_requires={
-                  "testoutputprediction": Requirements(unsupported="grader not implemented yet"),
-                  "codeexecution": Requirements(unsupported="grader not implemented yet")}),
-    Benchmark("planbench", "subtask", None, None, max_tokens=8192, subtasks=PLANBENCH_TASKS,
-              subtask_requires={t: (Requirements() if t in ("task_3_plan_verification", "task_7_plan_execution")
-                                    else Requirements(binaries=("validate",),
-                                                      unsupported="needs the VAL `validate` binary and a PDDL plan checker (not implemented)"))
-                                for t in PLANBENCH_TASKS}),
+    Benchmark("livecodebench", "subtask", "code_tests", "pass@1", max_tokens=16384, subtasks=LCB_SCENARIOS),
+    Benchmark("planbench", "subtask", "planbench_plan", None, max_tokens=8192, subtasks=PLANBENCH_TASKS,
+              subtask_requires={t: PLANNING for t in PLANBENCH_TASKS
+                                if t not in ("task_3_plan_verification", "task_7_plan_execution")}),
+    Benchmark("acp_gen", "subtask", "acp_gen", "score", max_tokens=8192, subtasks=ACP_TASKS, requires=PLANNING),
+    Benchmark("lifbench", "subtask", "lifbench", "total_score", max_tokens=4096, subtasks=LIFBENCH_TASKS),
     Benchmark("bfcl", "subtask", "bfcl_ast", "accuracy", max_tokens=4096,
-              subtask_requires={"simple": Requirements(),
-                                "multi_turn": Requirements(unsupported="needs BFCL's simulated API classes (state-based checker)"),
-                                "agentic_web_search": Requirements(services=("web search API",),
-                                                                   unsupported="needs a live web-search API"),
-                                "agentic_memory": Requirements(unsupported="needs BFCL's memory backends"),
-                                "multiple": Requirements(unsupported="only the simple AST categories are implemented"),
-                                "parallel": Requirements(unsupported="only the simple AST categories are implemented"),
-                                "live": Requirements(unsupported="only the simple AST categories are implemented"),
-                                "irrelevance": Requirements(unsupported="only the simple AST categories are implemented"),
-                                "java": Requirements(unsupported="only Python simple AST is implemented"),
-                                "javascript": Requirements(unsupported="only Python simple AST is implemented"),
-                                "simple_java": Requirements(unsupported="only Python simple AST is implemented"),
-                                "simple_javascript": Requirements(unsupported="only Python simple AST is implemented")}),
-    Benchmark("debugbench", "plain", None, "debug_accuracy",
-              requires=Requirements(services=("LeetCode online judge (personal session cookies)",),
-                                    unsupported="grading submits code to the live LeetCode judge; not done by this runner")),
+              subtask_requires={"multi_turn": Requirements(unsupported="needs BFCL's executable API classes "
+                                                           "(state-based multi-turn checker)"),
+                                "agentic_web_search": Requirements(services=("web search API",)),
+                                "agentic_memory": Requirements(unsupported="a multi-step agent loop over BFCL's "
+                                                               "memory backends, not a single call"),
+                                "java": Requirements(unsupported=BFCL_NEEDS_OFFICIAL),
+                                "javascript": Requirements(unsupported=BFCL_NEEDS_OFFICIAL),
+                                "simple_java": Requirements(unsupported=BFCL_NEEDS_OFFICIAL),
+                                "simple_javascript": Requirements(unsupported=BFCL_NEEDS_OFFICIAL)}),
+    Benchmark("debugbench", "plain", "debugbench_python", "debug_accuracy", max_tokens=8192,
+              id_requires=(("python", Requirements()),), other_ids_require=LEETCODE),
     Benchmark("infobench", "plain", None, "accuracy",
-              requires=Requirements(judge=True, unsupported="needs a fixed LLM judge (not configured)")),
-    Benchmark("acp_gen", "subtask", None, "score",
-              requires=Requirements(modules=("tarski", "pddl"), unsupported="symbolic PDDL checker not implemented")),
-    Benchmark("lifbench", "subtask", None, "total_score",
-              requires=Requirements(unsupported="lifbench scorers not implemented")),
-    Benchmark("visualwebbench", "subtask", None, None,
-              requires=Requirements(vision=True, unsupported="visualwebbench graders not implemented")),
+              requires=Requirements(judge=True, services=("an LLM judge for InfoBench's yes/no questions",))),
     Benchmark("beir_nfcorpus", "plain", None, None,
               requires=Requirements(unsupported="aggregate retrieval metric, not a per-instance score")),
 ]}

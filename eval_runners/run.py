@@ -38,6 +38,7 @@ from eval_runners.plan import normalize
 from eval_runners.pricing import PriceTable
 from eval_runners.registry import Target
 from eval_runners.secrets import Credentials, public_url, redact
+from ingest.lake import mark_pending, sync_lake
 
 
 class RunBlocked(RuntimeError):
@@ -433,6 +434,7 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
     summary.run_id = run_id
     summary.status = "running"
     _start_run(con, run_id, model, creds, opts, summary)
+    mark_pending(con, {u.benchmark for u in units})     # the lake follows scores (ingest.lake)
     try:
         asyncio.run(_execute(con, model, run_id, units, creds, opts, summary, console))
     except BaseException as exc:
@@ -446,6 +448,7 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
     summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
     summary.status, summary.detail = outcome(summary)
     _finish_run(con, run_id, summary)
+    sync_lake(con)
     return summary
 
 

@@ -91,11 +91,23 @@ def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
 
     # Per-file counts recorded at parse time.
     rows = con.execute("""
-        SELECT f.path, sf.n_duplicates, sf.n_null_scores FROM tree_files f JOIN score_files sf USING (path)
+        SELECT f.path, sf.n_duplicates, sf.n_null_scores, coalesce(sf.duplicates, 'first'), coalesce(sf.n_runs, 1),
+               sf.run_means, coalesce(sf.conflicting_ids, []), sf.n_rows
+        FROM tree_files f JOIN score_files sf USING (path)
         WHERE sf.n_duplicates > 0 OR sf.n_null_scores > 0 ORDER BY f.path""").fetchall()
-    for path, dups, nulls in rows:
-        if dups:
-            out.append(Anomaly("duplicate_ids", path, f"{dups} repeated id(s) dropped (first occurrence kept)"))
+    for path, dups, nulls, policy, n_runs, means, conflicts, n_kept in rows:
+        other = "last" if policy == "first" else "first"
+        if n_runs > 1:
+            shown = ", ".join(f"{100 * m:.1f}%" if m is not None else "n/a" for m in means or [])
+            out.append(Anomaly("repeated_runs", path,
+                               f"holds {n_runs} runs over the same {n_kept} ids (run means {shown}); kept the "
+                               f"{policy} run (--duplicates {other} keeps the {other})"))
+        if conflicts:
+            out.append(Anomaly("conflicting_duplicates", path,
+                               f"{len(conflicts)} id(s) repeated with different scores, {policy} occurrence kept: "
+                               f"{_short(list(conflicts), 4)}", items=list(conflicts)))
+        if dups and n_runs == 1:
+            out.append(Anomaly("duplicate_ids", path, f"{dups} repeated row(s) dropped ({policy} occurrence kept)"))
         if nulls:
             out.append(Anomaly("null_scores", path, f"{nulls} empty or non-numeric score(s) stored as NULL"))
     return out

@@ -7,7 +7,12 @@ Accepted forms (header on line 1, LF or CRLF, optional UTF-8 byte-order mark):
   number and some ``score`` value is not, the two columns were written swapped and are swapped back
   (what the published loader meant to do; its own branch crashes, spec §18 item 5).
 
-Scores stay text here; the loader casts them in SQL (empty / non-numeric -> NULL, counted).
+Scores are parsed here (empty / non-numeric -> NULL, counted).
+
+Repeated ids: the policy ``first`` (the published choice), ``last`` or ``error`` decides which row
+of an id is kept. Two patterns are told apart and reported: a file that holds ``k`` whole runs over
+the same ids (``n_runs``, with each run's mean, e.g. a broken run followed by the real one), and ids
+repeated with *different* scores (``conflicting_ids``).
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from ingest.errors import IngestError
 HEADER_PUBLISHED = ("id", "score", "metric_name")
 HEADER_LEGACY = ("id", "score")
 _NUMBER = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$"
+DUPLICATE_POLICIES = ("first", "last", "error")
 
 
 @dataclass
@@ -30,8 +36,11 @@ class ParsedFile:
     sha256: str
     layout: str            # 'id,score,metric_name' or 'id,score (swapped)' or 'id,score'
     table: pa.Table        # instance_id (string), score (float64, NULL = empty/non-numeric), metric_name
-    n_duplicates: int      # later occurrences of an id, dropped
+    n_duplicates: int      # repeated occurrences of an id, dropped (which ones: the policy)
     n_null_scores: int
+    n_runs: int = 1        # k > 1: the rows are k whole runs over the same ids, one after the other
+    run_means: list = None           # mean score of each run (when n_runs > 1)
+    conflicting_ids: list = None     # ids repeated with different scores (or score NULL in one)
 
 
 def sha256_of(data: bytes) -> str:
@@ -64,8 +73,10 @@ def _header(name: str, text: str) -> tuple[str, ...]:
                       line=1)
 
 
-def parse_bytes(name: str, data: bytes) -> ParsedFile:
-    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`."""
+def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile:
+    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`.
+
+    ``duplicates``: which row of a repeated id to keep (``first``, ``last``) or ``error``."""
     text = _decode_checked(name, data)
     header = _header(name, text)
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
@@ -120,10 +131,19 @@ def parse_bytes(name: str, data: bytes) -> ParsedFile:
     values = parse_scores(scores)
     out = pa.table({"instance_id": ids, "score": values, "metric_name": metric})
     n_rows = out.num_rows
+    n_runs, run_means, conflicts = 1, [], []
     if pc.count_distinct(ids).as_py() < n_rows:
-        out = _first_occurrences(out)
+        n_runs, run_means = repeated_runs(out)
+        conflicts = conflicting_ids(out)
+        if duplicates == "error":
+            line = _first_repeat(out) + 2
+            raise IngestError(name, f"id {out.column('instance_id')[line - 2].as_py()!r} repeats an earlier id"
+                              + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
+                              + "; --duplicates first|last chooses which row to keep", line=line)
+        out = _occurrences(out, last=duplicates == "last")
     return ParsedFile(sha256=sha256_of(data), layout=layout, table=out,
-                      n_duplicates=n_rows - out.num_rows, n_null_scores=out.column("score").null_count)
+                      n_duplicates=n_rows - out.num_rows, n_null_scores=out.column("score").null_count,
+                      n_runs=n_runs, run_means=run_means, conflicting_ids=conflicts)
 
 
 def parse_scores(text: pa.ChunkedArray) -> pa.Array:
@@ -146,9 +166,49 @@ def _to_float(value: str | None) -> float | None:
         return None
 
 
-def _first_occurrences(table: pa.Table) -> pa.Table:
-    """Keep the first row of every instance id, in file order."""
+def _occurrences(table: pa.Table, last: bool = False) -> pa.Table:
+    """Keep the first (or last) row of every instance id, in file order."""
+    agg = "max" if last else "min"
     rows = table.append_column("_row", pa.array(range(table.num_rows), pa.int64()))
-    first = rows.group_by("instance_id", use_threads=False).aggregate([("_row", "min")])
-    keep = pc.is_in(rows.column("_row"), value_set=first.column("_row_min"))
+    chosen = rows.group_by("instance_id", use_threads=False).aggregate([("_row", agg)])
+    keep = pc.is_in(rows.column("_row"), value_set=chosen.column(f"_row_{agg}"))
     return table.filter(keep)
+
+
+def _first_repeat(table: pa.Table) -> int:
+    """Row index of the first id that already occurred above it."""
+    seen = set()
+    for i, value in enumerate(table.column("instance_id").to_pylist()):
+        if value in seen:
+            return i
+        seen.add(value)
+    return 0
+
+
+def repeated_runs(table: pa.Table) -> tuple[int, list[float]]:
+    """(k, mean of each run) when the rows are k >= 2 consecutive blocks, each holding every id
+    exactly once; (1, []) otherwise."""
+    ids = table.column("instance_id")
+    n, d = table.num_rows, pc.count_distinct(ids).as_py()
+    if d == 0 or n % d or n == d:
+        return 1, []
+    k = n // d
+    first = set(ids.slice(0, d).to_pylist())
+    for j in range(k):
+        block = ids.slice(j * d, d)
+        if pc.count_distinct(block).as_py() != d or (j and set(block.to_pylist()) != first):
+            return 1, []
+    scores = table.column("score")
+    return k, [pc.mean(scores.slice(j * d, d)).as_py() for j in range(k)]
+
+
+def conflicting_ids(table: pa.Table) -> list[str]:
+    """Ids whose repeated rows disagree on the score (a NULL counts as a value), in file order."""
+    values: dict[str, set] = {}
+    order: list[str] = []
+    for i, s in zip(table.column("instance_id").to_pylist(), table.column("score").to_pylist()):
+        seen = values.setdefault(i, set())
+        if seen and s not in seen and i not in order:
+            order.append(i)
+        seen.add(s)
+    return order

@@ -4,15 +4,22 @@ Order of work, so that bad input leaves the database and the lake exactly as the
 1. discover and hash every file (unchanged sha256 -> no-op for that file);
 2. parse the new and changed files (any error stops here, before anything is written);
 3. one transaction: replace exactly those files' rows, record provenance, find anomalies
-   (``--strict`` rolls back on any), write the affected lake partitions to a staging folder;
-4. commit, then move the staged partitions into place.
+   (``--strict`` rolls back on any), mark the affected lake partitions pending and write them to a
+   staging folder;
+4. commit, then move the staged partitions into place and clear the pending mark (a kill in
+   between is finished by the next write open: see ``ingest.lake``).
+
+Provenance: every file remembers the tree (root folder) it came from. "Disappeared" and ``--prune``
+only consider files of the tree being ingested, so ingesting a second tree (a new model's results)
+never touches the first. A synthetic tree (``pace demo-data``'s SYNTHETIC marker) and real trees are
+never mixed in one warehouse. A file whose rows went missing from ``scores`` (deleted outside
+ingest) is reloaded even though its bytes did not change.
 """
 from __future__ import annotations
 
 import os
 import shutil
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -24,13 +31,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ingest.anomalies import find_anomalies
-from ingest.csvfile import ParsedFile, parse_bytes, sha256_of
+from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile, parse_bytes, sha256_of
 from ingest.errors import IngestError
+from ingest.lake import (LAKE_TABLE, lake_benchmarks, lake_of, mark_pending, remember_lake, staging_folder,
+                         swap_lake, write_lake)
 from ingest.report import Anomaly, IngestReport
-from ingest.tree import ScoreFile, discover
-
-LAKE_TABLE = "scores"
-COPIED = "copied"        # staging sub-folder of the partitions copied from DuckDB (the others: from rows)
+from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
 
 
 def _read(sf: ScoreFile) -> tuple[ScoreFile, bytes, str]:
@@ -58,22 +64,6 @@ def _staged_table(parsed: list[tuple[ScoreFile, ParsedFile]]) -> pa.Table:
     parts = [pf.table.append_column("file_idx", pa.array(np.full(pf.table.num_rows, i, np.int32)))
              for i, (_, pf) in enumerate(parsed)]
     return pa.concat_tables(parts) if parts else pa.table({})
-
-
-def write_lake(con: duckdb.DuckDBPyConnection, staging: Path, benchmarks: list[str]) -> None:
-    """Copy the given benchmarks' rows from ``scores`` into hive partitions under ``staging``."""
-    if not benchmarks:
-        return
-    con.execute("CREATE OR REPLACE TEMP TABLE lake_benchmarks AS SELECT unnest(?::VARCHAR[]) AS benchmark",
-                [benchmarks])
-    present = con.execute("SELECT count(*) FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks)"
-                          ).fetchall()[0][0]
-    if present:
-        (staging / COPIED).mkdir(parents=True, exist_ok=True)
-        target = str(staging / COPIED / LAKE_TABLE).replace("'", "''")
-        con.execute(f"""
-            COPY (SELECT * FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks))
-            TO '{target}' (FORMAT parquet, PARTITION_BY (benchmark), OVERWRITE_OR_IGNORE)""")
 
 
 def write_lake_from_rows(staging: Path, staged: pa.Table, parsed, model_of: dict[str, str],
@@ -104,59 +94,79 @@ def write_lake_from_rows(staging: Path, staged: pa.Table, parsed, model_of: dict
                        store_schema=False)
 
 
-def swap_lake(lake: Path, staging: Path | None, benchmarks: list[str]) -> None:
-    """Move staged partitions into ``lake/scores``; drop partitions of benchmarks now empty."""
-    if staging is None:
+def _check_mixing(con, root: Path, tree: str, synthetic: bool) -> None:
+    """Refuse to put synthetic and real files into one warehouse (either way round)."""
+    other = con.execute("""
+        SELECT tree, count(*) FROM score_files
+        WHERE tree IS NOT NULL AND tree <> ? AND synthetic IS DISTINCT FROM ?
+        GROUP BY tree ORDER BY tree LIMIT 1""", [tree, synthetic]).fetchone()
+    runner_rows = con.execute("SELECT count(*) FROM scores WHERE origin = 'runner'").fetchone()[0] if synthetic else 0
+    if not other and not runner_rows:
         return
-    table_dir = lake / LAKE_TABLE
-    table_dir.mkdir(parents=True, exist_ok=True)
-    for benchmark in benchmarks:
-        final = table_dir / f"benchmark={benchmark}"
-        new = staging / LAKE_TABLE / f"benchmark={benchmark}"
-        if not new.exists():
-            new = staging / COPIED / LAKE_TABLE / f"benchmark={benchmark}"
-        trash = table_dir / f".trash-{benchmark}-{uuid.uuid4().hex[:8]}"
-        if final.exists():
-            os.replace(final, trash)
-        if new.exists():
-            os.replace(new, final)
-        shutil.rmtree(trash, ignore_errors=True)
-    shutil.rmtree(staging, ignore_errors=True)
+    this = "SYNTHETIC (its README carries the marker)" if synthetic else "real (no SYNTHETIC marker)"
+    held = (f"{other[1]} {'real' if synthetic else 'SYNTHETIC'} files from {other[0]}" if other
+            else f"{runner_rows} rows from `pace run`")
+    raise IngestError(str(root), f"this tree is {this} but the warehouse holds {held}; refusing to mix "
+                      "synthetic and real scores: use another --db (`pace demo` keeps synthetic data in "
+                      "its own demo_warehouse/)")
 
 
-def lake_benchmarks(lake: Path) -> set[str]:
-    table_dir = lake / LAKE_TABLE
-    if not table_dir.is_dir():
-        return set()
-    return {p.name.split("=", 1)[1] for p in table_dir.iterdir() if p.name.startswith("benchmark=")}
+def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: str | os.PathLike | None = None, *,
+                prune: bool = False, strict: bool = False, progress=None, duplicates: str = "first") -> IngestReport:
+    """Ingest the results tree at ``root``. ``progress`` is a callable(advance:int) or None.
 
-
-def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: str | os.PathLike, *,
-                prune: bool = False, strict: bool = False, progress=None) -> IngestReport:
-    """Ingest the results tree at ``root``. ``progress`` is a callable(advance:int) or None."""
+    ``lake`` defaults to the warehouse's lake (:func:`ingest.lake.lake_of`). ``duplicates`` says
+    which row of a repeated id is kept: ``first`` (published), ``last``, or ``error``."""
+    if duplicates not in DUPLICATE_POLICIES:
+        raise IngestError(str(root), f"--duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, "
+                          f"not {duplicates!r}")
     started = time.perf_counter()
-    root, lake = Path(root), Path(lake)
+    root = Path(root)
+    lake = Path(lake) if lake is not None else lake_of(con)
     files = discover(root)
     if not files:
         raise IngestError(str(root), "no score files (<benchmark>/[<subdir>/]<Model>.csv) in this directory")
-    report = IngestReport(root=str(root), files=len(files))
+    tree, synthetic = tree_identity(root), is_synthetic_tree(root)
+    report = IngestReport(root=str(root), files=len(files), tree=tree, synthetic=synthetic)
+    _check_mixing(con, root, tree, synthetic)
 
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
     model_of = _resolve_models(files, aliases)
-    stored = dict(con.execute("SELECT path, sha256 FROM score_files").fetchall())
-    stored_model = dict(con.execute("SELECT path, model FROM score_files").fetchall())
+    stored = {r[0]: r[1:] for r in con.execute("""
+        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+        SELECT f.path, f.sha256, f.model, f.tree, f.n_rows, coalesce(f.duplicates, 'first'), f.n_duplicates,
+               coalesce(p.n, 0)
+        FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
 
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         hashed = list(pool.map(_read, files))
-    todo = [(sf, data) for sf, data, digest in hashed
-            if stored.get(sf.rel) != digest or stored_model.get(sf.rel) != model_of[sf.rel]]
+    todo, adopted = [], []
+    for sf, data, digest in hashed:
+        if sf.rel not in stored:
+            report.files_new += 1
+            todo.append((sf, data))
+            continue
+        sha, model, old_tree, n_rows, policy, n_dups, present = stored[sf.rel]
+        if old_tree is not None and old_tree != tree:
+            report.anomalies.append(Anomaly("other_tree", sf.rel, f"was ingested from {old_tree}; "
+                                            "this tree's file replaces it"))
+        elif sha == digest and model == model_of[sf.rel] and present != n_rows:
+            report.files_reloaded += 1
+            report.anomalies.append(Anomaly("reloaded_rows", sf.rel, f"{n_rows - present} of its {n_rows} rows "
+                                            "were missing from scores (deleted outside ingest): reloaded"))
+            todo.append((sf, data))
+            continue
+        elif sha == digest and model == model_of[sf.rel] and (n_dups == 0 or policy == duplicates):
+            if old_tree is None:
+                adopted.append(sf.rel)
+            continue
+        report.files_changed += 1
+        todo.append((sf, data))
     report.files_unchanged = len(files) - len(todo)
-    report.files_new = sum(1 for sf, _ in todo if sf.rel not in stored)
-    report.files_changed = len(todo) - report.files_new
 
     def parse(item):
         sf, data = item
-        pf = parse_bytes(str(sf.path), data)
+        pf = parse_bytes(str(sf.path), data, duplicates)
         if progress:
             progress(1)
         return sf, pf
@@ -167,12 +177,12 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         progress(report.files_unchanged)
 
     current = {sf.rel for sf in files}
-    disappeared = sorted(p for p in stored if p not in current and _under(p, files))
+    disappeared = sorted(p for p, info in stored.items() if info[2] == tree and p not in current)
     report.files_disappeared = len(disappeared)
 
     staged = _staged_table(parsed)
     rewritten = [sf.rel for sf, _ in parsed]
-    staging = lake.parent / f".{lake.name}.staging-{uuid.uuid4().hex[:8]}"
+    staging = staging_folder(lake)
     recorded_at = datetime.now().replace(microsecond=0)
     lake_writer = ThreadPoolExecutor(max_workers=1)
     con.execute("BEGIN TRANSACTION")
@@ -183,29 +193,33 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
                     [rewritten + (disappeared if prune else [])])
         affected = {b for (b,) in con.execute(
             "SELECT DISTINCT benchmark FROM score_files WHERE path IN (SELECT path FROM rewritten)").fetchall()}
-        report.rows_removed = con.execute(
-            "SELECT count(*) FROM scores WHERE source_ref IN (SELECT path FROM rewritten)").fetchone()[0]
-        con.execute("DELETE FROM scores WHERE source_ref IN (SELECT path FROM rewritten)")
+        removed = "origin = 'ingest' AND source_ref IN (SELECT path FROM rewritten)"
+        report.rows_removed = con.execute(f"SELECT count(*) FROM scores WHERE {removed}").fetchone()[0]
+        con.execute(f"DELETE FROM scores WHERE {removed}")
         con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
+        if adopted:
+            con.execute("UPDATE score_files SET tree = ?, synthetic = ? WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+                        [tree, synthetic, adopted])
         new_benchmarks = {sf.benchmark for sf, _ in parsed}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
         staging.mkdir(parents=True)
         from_rows = lake_writer.submit(write_lake_from_rows, staging, staged, parsed, model_of, fresh, recorded_at)
         if parsed:
-            _insert(con, staged, parsed, model_of, report, recorded_at)
+            _insert(con, staged, parsed, model_of, report, recorded_at, tree, synthetic, duplicates)
             affected |= new_benchmarks
         report.files_pruned = len(disappeared) if prune else 0
         if not prune:
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
-                                                "in the warehouse but no longer in the tree (remove with --prune)"))
+                                                "in the warehouse but no longer in this tree (remove with --prune)"))
         report.anomalies += find_anomalies(con)
         if strict and report.anomalies:
             raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n  "
                               + "\n  ".join(str(a) for a in report.anomalies))
         _summarise(con, report)
         stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
+        mark_pending(con, stale)
         write_lake(con, staging, sorted(set(stale) - fresh))
         from_rows.result()
         con.execute("COMMIT")
@@ -216,16 +230,15 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         raise
     lake_writer.shutdown(wait=True)
     swap_lake(lake, staging, stale)
+    if stale:
+        con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [stale])
+    remember_lake(con, lake)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _under(path: str, files: list[ScoreFile]) -> bool:
-    """A stored file counts as disappeared only if its benchmark folder is part of this tree."""
-    return path.split("/", 1)[0] in {sf.benchmark for sf in files}
-
-
-def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recorded_at: datetime) -> None:
+def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recorded_at: datetime,
+            tree: str, synthetic: bool, duplicates: str) -> None:
     meta = pa.table({
         "file_idx": pa.array(range(len(parsed)), pa.int32()),
         "path": [sf.rel for sf, _ in parsed],
@@ -238,6 +251,12 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recor
         "n_duplicates": pa.array([pf.n_duplicates for _, pf in parsed], pa.int64()),
         "n_null_scores": pa.array([pf.n_null_scores for _, pf in parsed], pa.int64()),
         "layout": [pf.layout for _, pf in parsed],
+        "tree": [tree] * len(parsed),
+        "synthetic": [synthetic] * len(parsed),
+        "duplicates": [duplicates if pf.n_duplicates else None for _, pf in parsed],
+        "n_runs": pa.array([pf.n_runs for _, pf in parsed], pa.int32()),
+        "run_means": pa.array([pf.run_means or None for _, pf in parsed], pa.list_(pa.float64())),
+        "conflicting_ids": pa.array([pf.conflicting_ids or None for _, pf in parsed], pa.list_(pa.string())),
     })
     con.register("incoming_rows", staged)
     con.register("incoming_files", meta)
@@ -246,12 +265,19 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recor
             CREATE OR REPLACE TEMP VIEW incoming AS
             SELECT f.model, f.benchmark, f.subdir, r.instance_id, r.score, r.metric_name, f.path AS source_ref
             FROM incoming_rows r JOIN incoming_files f USING (file_idx)""")
-        # A runner row with the same key is superseded by the file (reported, never duplicated).
+        # A runner row with the same key is superseded by the file (reported, never duplicated);
+        # a row another ingested file (of another tree) already holds is a conflict.
         key_match = """s.model = i.model AND s.benchmark = i.benchmark AND s.subdir = i.subdir
                        AND s.instance_id = i.instance_id"""
+        clash = con.execute(f"""SELECT i.source_ref, s.source_ref, count(*) FROM scores s JOIN incoming i ON {key_match}
+                                WHERE s.origin = 'ingest' GROUP BY ALL ORDER BY ALL LIMIT 1""").fetchone()
+        if clash:
+            raise IngestError(clash[0], f"{clash[2]} rows have the same model, leaf and ids as rows already "
+                              f"ingested from {clash[1]} (another tree); remove one of the two files (check "
+                              "model_aliases)")
         replaced = con.execute(f"SELECT count(*) FROM scores s SEMI JOIN incoming i ON {key_match}").fetchone()[0]
         if replaced:
-            con.execute(f"DELETE FROM scores s USING incoming i WHERE {key_match}")
+            con.execute(f"DELETE FROM scores s USING incoming i WHERE {key_match} AND s.origin = 'runner'")
             report.rows_removed += replaced
             report.anomalies.append(Anomaly("replaced_rows", report.root,
                                             f"{replaced} rows from other sources (runs) replaced by file rows"))
@@ -259,8 +285,8 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recor
             INSERT INTO scores
             SELECT model, benchmark, subdir, instance_id, score, metric_name, 'ingest', source_ref, ?
             FROM incoming""", [recorded_at])
-        con.execute("INSERT INTO score_files SELECT * EXCLUDE (file_idx), current_localtimestamp() "
-                    "FROM incoming_files")
+        con.execute("INSERT INTO score_files BY NAME SELECT * EXCLUDE (file_idx), "
+                    "current_localtimestamp() AS ingested_at FROM incoming_files")
         con.execute("""
             INSERT INTO benchmarks
             SELECT DISTINCT benchmark, 'source' FROM incoming_files

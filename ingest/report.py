@@ -7,9 +7,11 @@ from dataclasses import asdict, dataclass, field
 @dataclass
 class Anomaly:
     kind: str        # unknown_model | missing_from_leaf | differing_ids | target_rows_differ | out_of_range
-                     # | duplicate_ids | null_scores | disappeared_file | replaced_rows
+                     # | duplicate_ids | repeated_runs | conflicting_duplicates | null_scores
+                     # | disappeared_file | replaced_rows | reloaded_rows | other_tree
     where: str       # a leaf 'benchmark[/subdir]' or a file path
     message: str
+    items: list[str] | None = None     # the full list behind the message, when it is one (--json)
 
     def __str__(self) -> str:
         return f"[{self.kind}] {self.where}: {self.message}"
@@ -18,10 +20,13 @@ class Anomaly:
 @dataclass
 class IngestReport:
     root: str
+    tree: str = ""                     # the root as provenance records it (absolute)
+    synthetic: bool = False            # the tree carries the SYNTHETIC marker
     files: int = 0
     files_new: int = 0
     files_changed: int = 0
     files_unchanged: int = 0
+    files_reloaded: int = 0            # unchanged bytes, but rows were missing from scores
     files_disappeared: int = 0
     files_pruned: int = 0
     rows_written: int = 0
@@ -35,7 +40,7 @@ class IngestReport:
 
     @property
     def changed(self) -> bool:
-        return bool(self.files_new or self.files_changed or self.files_pruned)
+        return bool(self.files_new or self.files_changed or self.files_pruned or self.files_reloaded)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -51,9 +56,10 @@ class IngestReport:
     def to_text(self) -> str:
         rate = f", {self.rows_written / self.seconds:,.0f} rows/s" if self.seconds and self.rows_written else ""
         lines = [
-            f"Ingested {self.root}",
+            f"Ingested {self.root}{'  (SYNTHETIC data)' if self.synthetic else ''}",
             f"  files      {self.files:,} ({self.files_new} new, {self.files_changed} changed, "
-            f"{self.files_unchanged} unchanged, {self.files_disappeared} disappeared, {self.files_pruned} pruned)",
+            f"{self.files_unchanged} unchanged, {self.files_reloaded} reloaded, {self.files_disappeared} disappeared, "
+            f"{self.files_pruned} pruned)",
             f"  rows       {self.rows:,} in the tree ({self.rows_written:,} written, {self.rows_removed:,} removed"
             f"{rate}, {self.seconds:.2f} s)",
             f"  models     {len(self.models)}",

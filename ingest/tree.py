@@ -76,3 +76,21 @@ def discover(root: str | os.PathLike) -> list[ScoreFile]:
             found += [ScoreFile(p, f"{entry.name}/{sub.name}/{p.name}", entry.name, sub.name, p.stem)
                       for p in leaf_csvs]
     return found
+
+
+def tree_identity(root: str | os.PathLike) -> str:
+    """How score_files remembers a tree: its absolute, symlink-free folder."""
+    return str(Path(root).resolve())
+
+
+#: a line of the README that ``pace demo-data`` writes at the root of every synthetic tree
+_SYNTHETIC_LINES = ("SYNTHETIC:", "# SYNTHETIC ")
+
+
+def is_synthetic_tree(root: str | os.PathLike) -> bool:
+    """True when ``root/README.md`` carries the SYNTHETIC marker of ``ingest.synthetic``."""
+    readme = Path(root) / "README.md"
+    if not readme.is_file():
+        return False
+    lines = readme.read_text(encoding="utf-8", errors="replace").splitlines()
+    return any(line.startswith(_SYNTHETIC_LINES) for line in lines)

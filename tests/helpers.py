@@ -10,3 +10,40 @@ def write_csv(path: Path, text: str | bytes) -> Path:
         text = text.encode("utf-8")
     path.write_bytes(text)
     return path
+
+
+class PaceResult:
+    def __init__(self, exit_code: int, stdout: str, stderr: str):
+        self.exit_code, self.stdout, self.stderr = exit_code, stdout, stderr
+        self.output = stdout + stderr
+
+    def __repr__(self) -> str:
+        return f"PaceResult(exit={self.exit_code}, stdout={self.stdout[-400:]!r}, stderr={self.stderr[-400:]!r})"
+
+
+def run_pace(*args, env: dict | None = None) -> PaceResult:
+    """Run the `pace` command line in this process exactly as a user gets it (``warehouse.cli.main``:
+    one-line errors and exit codes), capturing stdout and stderr."""
+    import contextlib
+    import io
+    import os
+
+    from warehouse.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update({k: str(v) for k, v in (env or {}).items()})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return PaceResult(code, out.getvalue(), err.getvalue())

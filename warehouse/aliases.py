@@ -5,7 +5,8 @@ import duckdb
 
 
 def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
-    """Record ``alias -> model`` and rename rows already ingested under ``alias``.
+    """Record ``alias -> model`` and rename rows already ingested under ``alias`` (in ``scores`` and
+    in the lake partitions that hold them).
 
     Returns the number of score rows renamed. Raises ValueError when ``model`` already has a row
     with the same key (two sources would then claim one score).
@@ -19,14 +20,20 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
     if clash:
         raise ValueError(f"{clash} rows of {alias!r} have the same key as rows of {model!r}; "
                          "remove one of the two files first")
+    from ingest.lake import mark_pending, sync_lake
+
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("INSERT OR REPLACE INTO model_aliases VALUES (?, ?)", [alias, model])
         moved = con.execute("SELECT count(*) FROM scores WHERE model = ?", [alias]).fetchone()[0]
+        benchmarks = [b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores WHERE model = ?",
+                                                [alias]).fetchall()]
+        mark_pending(con, benchmarks)
         con.execute("UPDATE scores SET model = ? WHERE model = ?", [model, alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [model, alias])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    sync_lake(con, benchmarks)
     return moved

@@ -1,10 +1,16 @@
 """`pace`: the command line of the warehouse.
 
 Every command takes ``--db PATH`` (env ``PACE_DB``, default ``./pace.duckdb``); commands that print
-results take ``--json``. Errors in the input are reported as ``path:line: message`` with exit code 2.
+results take ``--json``. Every error a user can fix is one line ``error: ...`` with exit code 2
+(input files as ``path:line: message``); no traceback reaches a user unless ``--debug`` (or
+``PACE_DEBUG=1``) asks for it.
+
+Opening: read commands open the warehouse read-only (a missing file is an error; other readers,
+an open ``pace shell``, keep working); only ingest, demo, alias add and benchmarks set create one.
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -14,20 +20,21 @@ import typer
 from typing_extensions import Annotated
 
 from ingest.errors import IngestError
-from warehouse import settings
+from warehouse import settings, validate
 from warehouse.connect import connect
+from warehouse.errors import UserError
 from warehouse.output import console, emit_json, err_console, print_rows
 
 app = typer.Typer(
     help="Pace Warehouse: per-instance benchmark scores in DuckDB; predicts agentic scores "
          "(GAIA, SWE-Bench, ...) from ~100 selected instances of cheap benchmarks.\n\n"
          "Typical flow: pace ingest -> pace loocv abs -> pace fit -> pace plan MODEL -> pace run MODEL "
-         "-> pace predict MODEL.",
+         "-> pace predict MODEL.\n\nErrors are one line; add --debug (or PACE_DEBUG=1) for a traceback.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 DbOpt = Annotated[Optional[Path], typer.Option(
     "--db", envvar="PACE_DB", show_envvar=True,
-    help="Warehouse file (default ./pace.duckdb).")]
+    help="Warehouse file (default ./pace.duckdb; ~ is expanded).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 
 
@@ -35,6 +42,16 @@ def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def open_read(db) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to an existing warehouse (see :func:`warehouse.connect.connect`)."""
+    return connect(db, read_only=True)
+
+
+def open_write(db, *, create: bool = False) -> duckdb.DuckDBPyConnection:
+    """A read-write connection; ``create`` only for the commands that may start a warehouse."""
+    return connect(db, create=create)
 
 
 def _progress_bar(total: int, label: str, enabled: bool = True):
@@ -59,30 +76,34 @@ def ingest(
              "it exists, else $PACE_RESULTS_DIR.")] = None,
     db: DbOpt = None,
     lake: Annotated[Optional[Path], typer.Option(
-        "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: lake/ beside the database).")] = None,
-    prune: Annotated[bool, typer.Option(help="Remove rows of files that disappeared from the tree.")] = False,
+        "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside it).")]
+        = None,
+    prune: Annotated[bool, typer.Option(help="Remove rows of files of THIS tree that disappeared from it "
+                                        "(files of other trees are never touched).")] = False,
     strict: Annotated[bool, typer.Option(help="Treat every anomaly as an error (nothing is written).")] = False,
+    duplicates: Annotated[str, typer.Option(
+        "--duplicates", help="A repeated id keeps its first row (as published), its last row, or is an error.")]
+        = "first",
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest a score tree into the warehouse and the Parquet lake (idempotent, all or nothing)."""
+    from ingest.csvfile import DUPLICATE_POLICIES
+    from ingest.lake import lake_of
     from ingest.load import ingest_tree
     from ingest.tree import discover
 
+    validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
     root = settings.results_path(path)
     if root is None:
         fail("no results tree: pass PATH, set PACE_RESULTS_DIR, put the Pace project's "
              "results/standardized_results here, or make synthetic data with `pace demo-data`.")
-    db_file = settings.db_path(db)
-    try:
-        total = len(discover(root))
-        bar, advance = _progress_bar(total, "ingest", progress and not json_out)
-        con = connect(db_file)
-        with bar:
-            report = ingest_tree(con, root, settings.lake_path(db_file, lake), prune=prune, strict=strict,
-                                 progress=advance)
-    except IngestError as exc:
-        fail(str(exc))
+    total = len(discover(root))                # a bad PATH fails here, before any warehouse is created
+    bar, advance = _progress_bar(total, "ingest", progress and not json_out)
+    con = open_write(db, create=True)
+    with bar:
+        report = ingest_tree(con, root, lake_of(con, lake), prune=prune, strict=strict, progress=advance,
+                             duplicates=duplicates)
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -91,17 +112,24 @@ def ingest(
 
 @app.command("demo-data")
 def demo_data(
-    out: Annotated[Path, typer.Argument(help="Folder to write the synthetic tree to.")] = Path("demo_data"),
-    models: Annotated[int, typer.Option("--models", help="Number of synthetic models.")] = 14,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same bytes).")] = 0,
-    scale: Annotated[float, typer.Option("--scale", help="Multiply instance counts.")] = 1.0,
-    db: DbOpt = None,
+    out: Annotated[Path, typer.Argument(help="Folder to write the synthetic tree to (new, empty, or an earlier "
+                                        "synthetic tree, which is replaced).")] = Path("demo_data"),
+    models: Annotated[int, typer.Option("--models", help="Number of synthetic models (2-60).")] = 14,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed >= 0 (same seed, same bytes).")] = 0,
+    scale: Annotated[float, typer.Option("--scale", help="Multiply instance counts (0 < X <= 20).")] = 1.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Write a SYNTHETIC Pace-shaped score tree (latent-ability model; targets depend on abilities)."""
     from ingest.synthetic import describe, generate_tree
 
-    summary = generate_tree(out, n_models=models, seed=seed, scale=scale)
+    validate.integer(models, "--models", 2, 60)
+    validate.integer(seed, "--seed", 0)
+    validate.number(scale, "--scale", 0, 20, lo_open=True)
+    out = settings.user_path(out)
+    try:
+        summary = generate_tree(out, n_models=models, seed=seed, scale=scale, overwrite=True)
+    except FileExistsError as exc:
+        fail(str(exc))
     if json_out:
         emit_json({"out": str(out), "models": list(summary.models), "files": summary.n_files,
                    "rows": summary.n_rows})
@@ -113,8 +141,10 @@ def demo_data(
 # ------------------------------------------------------------------------------------------ status
 @app.command()
 def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
-    """What is in the warehouse: rows, models, benchmarks and their roles, leaves, files."""
-    con = connect(db)
+    """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
+    from ingest.lake import lake_drift, lake_of, pending
+
+    con = open_read(db)
     totals = con.execute("""
         SELECT (SELECT count(*) FROM scores), (SELECT count(*) FROM score_files),
                (SELECT count(*) FROM models WHERE known), (SELECT count(*) FROM models WHERE NOT known),
@@ -126,51 +156,107 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
         GROUP BY ALL HAVING count(s.model) > 0 OR b.role <> 'excluded'
         ORDER BY b.role DESC, b.benchmark""").fetchall()
     cols = ["benchmark", "role", "leaves", "models", "rows", "instances"]
+    trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*), sum(n_rows)
+                           FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
     fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
                           FROM current_fits ORDER BY task, target""").fetchall()
     runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
     fit_cols = ["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"]
+    lake = lake_of(con)
+    drift = sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
+    lake_state = "in step with scores" if not drift else f"out of step for {', '.join(drift)}: run `pace doctor`"
+    synthetic = any(t[1] for t in trees)
     if json_out:
         emit_json({"db": str(settings.db_path(db)), "rows": totals[0], "files": totals[1],
                    "known_models": totals[2], "other_models": totals[3], "leaves": totals[4],
+                   "synthetic": synthetic, "lake": str(lake), "lake_drift": drift,
+                   "trees": [dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
                    "benchmarks": [dict(zip(cols, r)) for r in per_benchmark],
                    "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
         return
     console.print(f"{settings.db_path(db)}: {totals[0]:,} score rows from {totals[1]:,} files; "
                   f"{totals[2]} known models (+{totals[3]} without source rows); {totals[4]} leaves",
                   highlight=False)
+    if synthetic:
+        console.print("SYNTHETIC data: these scores are made up by `pace demo-data` (not real results)",
+                      highlight=False, style="bold yellow")
     print_rows(cols, per_benchmark)
+    if trees:
+        print_rows(["tree", "synthetic", "files", "rows"], trees, title="ingested trees")
     if fits:
         print_rows(fit_cols[:6], [r[:6] for r in fits], title="current fits (used by predictions)")
     console.print(f"{runs} evaluation runs in loocv_runs" + ("" if fits else "; no fitted proxy yet (pace fit)"),
                   highlight=False)
+    console.print(f"lake {lake}: {lake_state}", highlight=False, markup=False)
 
 
 # ------------------------------------------------------------------------------------ sql / shell
+WriteOpt = Annotated[bool, typer.Option(
+    "--write", help="Allow statements that change the warehouse or write files (INSERT, DELETE, DROP, COPY, "
+                    "ATTACH, ...). Without it the warehouse is opened read-only.")]
+
+
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(help="SQL to run (DuckDB dialect); all views and UDFs are available.")],
     db: DbOpt = None,
     json_out: JsonOpt = False,
     max_rows: Annotated[int, typer.Option(help="Rows to print in table form.")] = 200,
+    write: WriteOpt = False,
 ) -> None:
-    """Run one SQL statement against the warehouse and print the result."""
-    con = connect(db)
+    """Run SQL against the warehouse and print the result (read-only unless --write)."""
+    from warehouse.sqlguard import after_write, check_statements
+
+    validate.integer(max_rows, "--max-rows", 0)
+    if not query.strip():
+        fail("empty query")
+    con = open_write(db) if write else open_read(db)
     try:
+        check_statements(con, query, write=write)
         rel = con.sql(query)
     except duckdb.Error as exc:
-        fail(str(exc))
+        fail(str(exc).splitlines()[0])
+    if write:
+        after_write(con)
     if rel is None:
         return
     print_rows(rel.columns, rel.fetchall(), as_json=json_out, max_rows=max_rows)
 
 
 @app.command()
-def shell(db: DbOpt = None) -> None:
-    """An interactive SQL prompt on the warehouse (statements end with ';', .quit to leave)."""
+def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
+    """An interactive SQL prompt on the warehouse (statements end with ';', .quit to leave).
+    Read-only unless --write, so other commands keep working while it is open."""
     from warehouse.shell import run_shell
+    from warehouse.sqlguard import after_write
 
-    run_shell(connect(db))
+    con = open_write(db) if write else open_read(db)
+    run_shell(con, write=write)
+    if write:
+        after_write(con)
+
+
+# ---------------------------------------------------------------------------------------- doctor
+@app.command()
+def doctor(
+    db: DbOpt = None,
+    check: Annotated[bool, typer.Option("--check", help="Only report; change nothing (opens read-only).")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check the warehouse and repair what can be derived again: migrate the schema, rewrite lake
+    partitions that differ from `scores` (row counts and a content fingerprint per benchmark), remove
+    staging folders a killed writer left. Exit 1 if --check finds a problem."""
+    from warehouse.doctor import run_doctor
+
+    con = open_read(db) if check else open_write(db)
+    report = run_doctor(con, repair=not check)
+    if json_out:
+        emit_json(report)
+    else:
+        for line in report["lines"]:
+            console.print(line, highlight=False, markup=False)
+    if check and report["problems"]:
+        raise typer.Exit(1)
 
 
 # ---------------------------------------------------------------------------------- alias / roles
@@ -181,11 +267,15 @@ app.add_typer(alias_app, name="alias")
 
 @alias_app.command("add")
 def alias_add(alias: str, model: str, db: DbOpt = None) -> None:
-    """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now."""
+    """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now
+    (in the table and the lake)."""
     from warehouse.aliases import add_alias
 
+    alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
+    if alias == model:
+        fail(f"an alias must differ from the model name ({alias!r})")
     try:
-        moved = add_alias(connect(db), alias, model)
+        moved = add_alias(open_write(db, create=True), alias, model)
     except ValueError as exc:
         fail(str(exc))
     console.print(f"{alias} -> {model} ({moved:,} existing rows renamed)", highlight=False)
@@ -194,14 +284,19 @@ def alias_add(alias: str, model: str, db: DbOpt = None) -> None:
 @alias_app.command("list")
 def alias_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show the model aliases."""
-    rows = connect(db).execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
+    rows = open_read(db).execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
     print_rows(["alias", "model"], rows, as_json=json_out)
 
 
 @alias_app.command("remove")
 def alias_remove(alias: str, db: DbOpt = None) -> None:
     """Forget an alias (re-ingest to rename rows back)."""
-    connect(db).execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
+    alias = validate.model_name(alias, "ALIAS")
+    con = open_write(db)
+    known = [a for (a,) in con.execute("SELECT alias FROM model_aliases ORDER BY 1").fetchall()]
+    if alias not in known:
+        fail(f"no alias {alias!r}; aliases: {', '.join(known) or 'none'}")
+    con.execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
     console.print(f"removed {alias}", highlight=False)
 
 
@@ -212,27 +307,37 @@ app.add_typer(bench_app, name="benchmarks")
 @bench_app.command("list")
 def benchmarks_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show every benchmark and its role."""
-    rows = connect(db).execute("SELECT benchmark, role FROM benchmarks ORDER BY role DESC, benchmark").fetchall()
+    rows = open_read(db).execute("SELECT benchmark, role FROM benchmarks ORDER BY role DESC, benchmark").fetchall()
     print_rows(["benchmark", "role"], rows, as_json=json_out)
 
 
 @bench_app.command("set")
 def benchmarks_set(benchmark: str, role: Annotated[str, typer.Argument(help="target | source | excluded")],
                    db: DbOpt = None) -> None:
-    """Set a benchmark's role."""
-    if role not in ("target", "source", "excluded"):
-        fail(f"role must be target, source or excluded, not {role!r}")
-    connect(db).execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])
+    """Set a benchmark's role (the benchmark must be known to the warehouse)."""
+    validate.choice(role, "ROLE", validate.ROLES)
+    if settings.db_path(db).is_file():             # check the name before opening for writing
+        validate.known_benchmark(open_read(db), benchmark)
+    con = open_write(db, create=True)
+    benchmark = validate.known_benchmark(con, benchmark)
+    con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])
     console.print(f"{benchmark}: {role}", highlight=False)
 
 
 # -------------------------------------------------------------------------------------------- demo
 @app.command()
-def demo(db: DbOpt = None, seed: int = 0) -> None:
-    """The main flow end to end: find (or synthesise) data, ingest it, show what is in the warehouse."""
+def demo(
+    db: Annotated[Optional[Path], typer.Option(
+        "--db", envvar="PACE_DB", show_envvar=True,
+        help="Warehouse file. Default: ./pace.duckdb for a real results tree; demo_warehouse/pace.duckdb "
+             "for synthetic data (never mixed into a warehouse holding real data).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic tree (>= 0).")] = 0,
+) -> None:
+    """The main flow end to end: find (or synthesise) data, ingest it, evaluate, fit, predict."""
     from warehouse.demo import run_demo
 
-    run_demo(settings.db_path(db), seed=seed)
+    validate.integer(seed, "--seed", 0)
+    run_demo(db, seed=seed)
 
 
 def _mount_optional() -> None:
@@ -253,9 +358,52 @@ def _mount_optional() -> None:
 _mount_optional()
 
 
-def main() -> None:
+# -------------------------------------------------------------------------------------- main
+def _debug_requested(argv: list[str]) -> bool:
+    return "--debug" in argv or os.environ.get("PACE_DEBUG", "").lower() in ("1", "true", "yes")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Run ``pace`` with ``argv`` (default ``sys.argv[1:]``) and exit with its code.
+
+    Errors become one line on stderr: exit 2 for what the user can fix (bad flags, bad files, a
+    missing or busy warehouse), 1 for anything else, 130 on Ctrl-C. ``--debug`` (anywhere on the
+    line) or ``PACE_DEBUG=1`` lets the traceback through instead."""
+    click_error = {c.__name__: c for c in typer.BadParameter.__mro__}["ClickException"]
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_requested(args)
+    args = [a for a in args if a != "--debug"]
+    code = 0
     try:
-        app()
-    except IngestError as exc:
+        result = app(args=args, prog_name="pace", standalone_mode=False)
+        code = result if isinstance(result, int) else 0
+    except click_error as exc:                         # bad flag, value or argument; or no arguments
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            typer.echo(exc.format_message())
+            code = 0
+        else:
+            typer.echo(f"error: {exc.format_message()}" + _usage_hint(exc), err=True)
+            code = 2
+    except (UserError, IngestError) as exc:
+        if debug:
+            raise
         typer.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        code = 2
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except (KeyboardInterrupt, typer.Abort):
+        typer.echo("aborted", err=True)
+        code = 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if debug:
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        typer.echo(f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
+        code = 1
+    sys.exit(code)
+
+
+def _usage_hint(exc) -> str:
+    ctx = getattr(exc, "ctx", None)
+    return f" (see `{ctx.command_path} --help`)" if ctx is not None else ""

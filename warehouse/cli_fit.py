@@ -6,12 +6,14 @@ import math
 from pathlib import Path
 from typing import Optional
 
+import duckdb
 import typer
 from typing_extensions import Annotated
 
-from warehouse.cli import DbOpt, JsonOpt, fail
-from warehouse.cli_models import Boot, Count, Method, Seed, Sources, Targets, _split
-from warehouse.connect import connect
+from warehouse import settings, validate
+from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
+from warehouse.cli_models import (Boot, Count, Method, Seed, Sources, Targets, check_budget_flags,
+                                  checked_benchmarks)
 from warehouse.output import console, emit_json, err_console, print_rows
 
 
@@ -32,19 +34,28 @@ def fit(
 ) -> None:
     """Fit each target's proxy on all models with target scores and store it as rows
     (proxy_fits, proxy_weights); `predictions` then works for any model with score rows."""
-    from warehouse.fit import FitRequest, fit_and_store
+    from warehouse.fit import FITTERS, FitRequest, fit_and_store
 
-    if task not in ("abs", "pair", "both"):
-        fail("--task must be abs, pair or both")
-    req = FitRequest(method=method, count=count, B=B, seed=seed, sources=_split(sources), targets=_split(targets),
-                     exclude=_split(exclude) or [], level=level, intervals=intervals,
+    validate.choice(task, "--task", ("abs", "pair", "both"))
+    validate.choice(method, "--method", sorted(FITTERS))
+    check_budget_flags(count=count, B=B, seed=seed)
+    validate.number(level, "--level", 0, 1, lo_open=True, hi_open=True)
+    con = open_read(db)
+    sources, targets = checked_benchmarks(con, sources, targets)
+    excluded = validate.models_in_warehouse(con, validate.split_list(exclude), "--exclude") or []
+    req = FitRequest(method=method, count=count, B=B, seed=seed, sources=sources, targets=targets,
+                     exclude=excluded, level=level, intervals=intervals,
                      tasks=("abs", "pair") if task == "both" else (task,))
-    con = connect(db)
+
+    def reopen(read_con):                  # computed without the write lock; write now
+        read_con.close()
+        return open_write(db)
+
     with err_console.status(f"fitting ({method}, C={count}) and estimating intervals ..."):
         try:
-            report = fit_and_store(con, req)
-        except ValueError as exc:
-            fail(str(exc))
+            report = fit_and_store(con, req, reopen=reopen)
+        except (ValueError, duckdb.Error) as exc:
+            fail(f"the fit failed: {str(exc).splitlines()[0]}")
     if json_out:
         from dataclasses import asdict
 
@@ -72,30 +83,42 @@ def plan(
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The calls MODEL still needs for the current fits, deduplicated into API calls, per benchmark."""
-    from warehouse.plan import has_fits, plan_calls, plan_rows
+    """The calls MODEL still needs for the current fits (instances with a non-zero weight only),
+    deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
+    interval half-width (points) its missing scores leave in each target's prediction."""
+    from warehouse.plan import has_fits, plan_calls, plan_rows, plan_value, zero_weight_left_out
 
-    con = connect(db)
+    model = validate.model_name(model)
+    con = open_read(db)
     if not has_fits(con):
         fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
     rows = plan_rows(con, model)
     calls, per = plan_calls(rows)
+    value = plan_value(con, model)
+    skipped = zero_weight_left_out(con, model)
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["benchmark", "subdir", "instance_id"])
-            writer.writerows(rows)
-    table = sorted(((b, s["instances"], s["calls"], s["subtasks"]) for b, s in per.items()), key=lambda r: (-r[2], r[0]))
+        _write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
+    buys = value["per_benchmark"]
+    table = sorted(((b, s["instances"], s["calls"], s["subtasks"], buys.get(b, {}).get("share", 0.0))
+                    for b, s in per.items()), key=lambda r: (-r[4], -r[2], r[0]))
     if json_out:
-        emit_json({"model": model, "instances": len(rows), "calls": len(calls),
-                   "per_benchmark": [dict(zip(["benchmark", "instances", "calls", "subtasks"], r)) for r in table],
+        emit_json({"model": model, "instances": len(rows), "calls": len(calls), "zero_weight_left_out": skipped,
+                   "per_benchmark": [dict(zip(["benchmark", "instances", "calls", "subtasks", "share"], r),
+                                          half_width=buys.get(r[0], {}).get("half_width", {})) for r in table],
+                   "interval_half_width_now": value["total"],
                    "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows]})
         return
     console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
-                  f"across {len(per)} benchmarks", highlight=False)
-    print_rows(["benchmark", "instances", "calls", "subtasks"], table)
+                  f"across {len(per)} benchmarks; {skipped} selected instance(s) weigh 0 in every current fit "
+                  f"and are left out", highlight=False)
+    targets = value["targets"]
+    print_rows(["benchmark", "instances", "calls", "subtasks", "share"] + [f"±pp {t}" for t in targets],
+               [(*r[:4], f"{r[4]:.0%}", *(100 * buys.get(r[0], {}).get("half_width", {}).get(t, 0.0) for t in targets))
+                for r in table], digits=1)
     if rows:
+        console.print("±pp: how much wider each target's interval stays if that benchmark is skipped "
+                      "(all outstanding: " + ", ".join(f"{t} ±{100 * value['total'][t]:.1f}" for t in targets) + ")",
+                      highlight=False)
         console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
                       highlight=False)
 
@@ -110,7 +133,9 @@ def predict(
     json_out: JsonOpt = False,
 ) -> None:
     """Predicted agentic scores of MODEL with an interval and coverage (and win probabilities if fitted)."""
-    con = connect(db)
+    model = validate.model_name(model)
+    validate.number(min_coverage, "--min-coverage", 0, 1)
+    con = open_read(db)
     rows = con.execute("""SELECT target, predicted, low, high, coverage, n_scored, n_instances, method, fit_id
                           FROM predictions WHERE model = ? ORDER BY target""", [model]).fetchall()
     if not rows:
@@ -155,7 +180,7 @@ def selections_export(
 ) -> None:
     """Write mode,fold,target,benchmark,subdir,instance_id,col_idx,weight (H rows first, then D, as published);
     col_idx is the position in this warehouse's source_columns (fragile by nature: key on the ids)."""
-    con = connect(db)
+    con = open_read(db)
     if run:
         query = """
             SELECT CASE WHEN r.mode = 'fit' THEN 'FIT-ALL' ELSE 'LOMO' END, s.fold, s.target,
@@ -177,11 +202,8 @@ def selections_export(
         fail(str(exc).splitlines()[0])
     if not rows:
         fail("nothing to export: no such run, or no fit yet")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(SELECTION_COLUMNS)
-        writer.writerows(rows)
+    out = settings.user_path(out)
+    _write_csv(out, SELECTION_COLUMNS, rows)
     console.print(f"{len(rows)} rows -> {out}", highlight=False)
 
 
@@ -194,22 +216,47 @@ def selections_import(
     """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored)."""
     from warehouse.selections import import_selections
 
-    con = connect(db)
+    path = settings.user_path(path)
+    if not path.is_file():
+        fail(f"no such file: {path}")
+    if name is not None and not name.strip():
+        fail("--name must not be empty")
+    con = open_write(db)
     try:
         run_id, n = import_selections(con, path, name)
-    except ValueError as exc:
-        fail(str(exc))
+    except (ValueError, UnicodeDecodeError, csv.Error) as exc:
+        fail(str(exc).splitlines()[0])
     console.print(f"{n} rows -> loocv_selections run {run_id}", highlight=False)
 
 
+def _write_csv(path: Path, header: list[str], rows) -> None:
+    """Write a CSV the user named (a folder that does not exist is an error, not created)."""
+    if path.is_dir():
+        fail(f"{path} is a folder; pass a file name")
+    if not path.parent.is_dir():
+        fail(f"folder {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    tmp.replace(path)
+
+
 def export(
-    out: Annotated[Path, typer.Argument(help="Folder to write Parquet files and SCHEMA.md into.")] = Path("export"),
+    out: Annotated[Path, typer.Argument(help="A new or empty folder to write Parquet files and SCHEMA.md into.")]
+        = Path("export"),
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Reuse a folder an earlier `pace export` wrote: "
+                                            "only that export's files are replaced; nothing else is touched.")]
+        = False,
     db: DbOpt = None,
 ) -> None:
-    """Export tables and views as Parquet for other teams (scores partitioned by benchmark)."""
+    """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md."""
     from warehouse.export import export_parquet
 
-    written = export_parquet(connect(db), out)
+    out = settings.user_path(out)
+    con = open_read(db)
+    written = export_parquet(con, out, overwrite=overwrite)
     for name, n in written:
         console.print(f"{name:<22} {n:>10,} rows", highlight=False)
     console.print(f"-> {out}/ (see {out}/SCHEMA.md)", highlight=False)

@@ -7,18 +7,53 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from warehouse.cli import DbOpt, JsonOpt, fail
-from warehouse.connect import connect
+from warehouse import settings, validate
+from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
+from warehouse.errors import UserError
 from warehouse.output import console, emit_json, err_console, print_rows
 
 loocv_app = typer.Typer(help="Leave-one-model-out evaluation of the proxy (Goal A: abs).", no_args_is_help=True)
 
 
-def _split(values: Optional[list[str]]) -> Optional[list[str]]:
-    if not values:
-        return None
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
-    return out or None
+def check_budget_flags(*, count: int, B: int, seed: int, q: Optional[float] = None, m: Optional[float] = None,
+                       nc_h: Optional[int] = None, nc_d: Optional[int] = None, nc_max: int = 10) -> None:
+    """The numeric flags shared by loocv, sweep and fit, checked before anything runs."""
+    validate.integer(count, "--count", 1)
+    validate.integer(B, "--B", 1)
+    validate.integer(seed, "--seed", 0, 2**32 - 1)
+    validate.number(q, "--q", 0, 1)
+    validate.number(m, "--m", 0, 1)
+    for value, flag in ((nc_h, "--nc-h"), (nc_d, "--nc-d")):
+        if value is not None:
+            validate.integer(value, flag, 1)
+    validate.integer(nc_max, "--nc-max", 1)
+
+
+def checked_benchmarks(con, sources: Optional[list[str]], targets: Optional[list[str]]):
+    """--sources / --targets split, and each name checked against the warehouse's roles."""
+    return (validate.benchmarks(con, validate.split_list(sources), "--sources", "source"),
+            validate.benchmarks(con, validate.split_list(targets), "--targets", "target"))
+
+
+def evaluate(db, req, task: str, label: str):
+    """Compute on a read-only connection (no write lock while the kernels run), refuse an empty
+    result, then store it on a read-write connection, which is returned with the run_id."""
+    from warehouse.evaluate import compute_eval, store_eval
+
+    con = open_read(db)
+    req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
+    with err_console.status(label):
+        try:
+            result = compute_eval(con, req, task)
+        except Exception as exc:  # kernel errors arrive wrapped by DuckDB
+            raise UserError(f"the evaluation failed: {str(exc).splitlines()[0]}") from exc
+    con.close()
+    if not result.n_predictions():
+        raise UserError("the evaluation produced no predictions (too few models with target scores for "
+                        "these --sources / --targets?); nothing was written")
+    con = open_write(db)
+    store_eval(con, result)
+    return result.run_id, con
 
 
 Method = Annotated[str, typer.Option("--method", help="compat: the published pipeline as published; "
@@ -64,31 +99,31 @@ def loocv_abs(
     json_out: JsonOpt = False,
 ) -> None:
     """Goal A: predict each model's target means with the model held out; print MAE/Spearman per target."""
-    from warehouse.evaluate import EvalRequest, metrics_rows, plot_predictions, run_abs, write_predictions_csv
+    from warehouse.evaluate import EvalRequest, metrics_rows, plot_predictions, write_predictions_csv
     from warehouse.kernels import METHODS
+    from warehouse.outputs import check_names, output_run
 
-    if method not in METHODS:
-        fail(f"unknown --method {method!r}; available: {', '.join(sorted(METHODS))}")
+    validate.choice(method, "--method", sorted(METHODS))
     if method == "compat" and not strict_budget:
         fail("compat implements the strict joint budget (the published headline path): add --strict-budget")
-    if missing not in ("mask", "zero", "auto"):
-        fail("--missing must be mask, zero or auto")
+    validate.choice(missing, "--missing", ("mask", "zero", "auto"))
+    check_budget_flags(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
+    out = settings.user_path(out)
+    check_names(out, "loocv-abs", ["abs_predictions.csv"])
     req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
                       fit_all=fit_all, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max,
-                      sources=_split(sources), targets=_split(targets), missing=missing)
-    con = connect(db)
-    with err_console.status(f"evaluating ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ..."):
-        try:
-            run_id = run_abs(con, req)
-        except Exception as exc:  # kernel errors arrive wrapped by DuckDB
-            fail(str(exc).splitlines()[0])
+                      sources=sources, targets=targets, missing=missing)
+    run_id, con = evaluate(db, req, "abs",
+                           f"evaluating ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ...")
     rows = metrics_rows(con, run_id)
     configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ?
                              ORDER BY target, fold""", [run_id]).fetchall()
     seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    csv_path = write_predictions_csv(con, run_id, out / "abs_predictions.csv")
     title = f"Goal A {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
-    pngs = plot_predictions(con, run_id, out, title)
+    with output_run(out, "loocv-abs", note=run_id) as staging:
+        write_predictions_csv(con, run_id, staging / "abs_predictions.csv")
+        pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)]
+    csv_path = out / "abs_predictions.csv"
     if json_out:
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plots": [str(p) for p in pngs],
                    "metrics": [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r)) for r in rows],
@@ -126,29 +161,29 @@ def loocv_pair(
     json_out: JsonOpt = False,
 ) -> None:
     """Goal B: for each held-out model, predict who wins against every other model; print pair accuracy."""
-    from warehouse.evaluate import (EvalRequest, pair_metrics_rows, plot_pair_margins, run_pair,
-                                    write_pair_predictions_csv)
+    from warehouse.evaluate import EvalRequest, pair_metrics_rows, plot_pair_margins, write_pair_predictions_csv
     from warehouse.kernels import PAIR_METHODS
+    from warehouse.outputs import check_names, output_run
 
-    if method not in PAIR_METHODS:
-        fail(f"unknown --method {method!r}; available: {', '.join(sorted(PAIR_METHODS))}")
+    validate.choice(method, "--method", sorted(PAIR_METHODS))
     if method == "compat" and not (strict_budget and pin_task_a_selection):
         fail("compat implements the published headline path: add --strict-budget --pin-task-a-selection")
+    check_budget_flags(count=count, B=B, seed=seed, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
+    out = settings.user_path(out)
+    check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
     req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
-                      m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=_split(sources), targets=_split(targets))
-    con = connect(db)
-    with err_console.status(f"evaluating pairs ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ..."):
-        try:
-            run_id = run_pair(con, req)
-        except Exception as exc:  # kernel errors arrive wrapped by DuckDB
-            fail(str(exc).splitlines()[0])
+                      m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=sources, targets=targets)
+    run_id, con = evaluate(db, req, "pair", f"evaluating pairs ({method}, C={count}, B={B}"
+                                            f"{', auto-tune' if auto_tune else ''}) ...")
     rows = pair_metrics_rows(con, run_id)
     configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
                              WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()
     seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    csv_path = write_pair_predictions_csv(con, run_id, out / "pair_predictions.csv")
     title = f"Goal B {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
-    png = plot_pair_margins(con, run_id, out / "pair_loocv_scatter.png", title)
+    with output_run(out, "loocv-pair", note=run_id) as staging:
+        write_pair_predictions_csv(con, run_id, staging / "pair_predictions.csv")
+        plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)
+    csv_path, png = out / "pair_predictions.csv", out / "pair_loocv_scatter.png"
     if json_out:
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png),
                    "metrics": [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in rows],
@@ -177,22 +212,43 @@ def sweep(
     json_out: JsonOpt = False,
 ) -> None:
     """Budget sweep: LOOCV error (Goal A, frozen/nested configs) against the instance budget C, per method."""
-    from warehouse.evaluate import EvalRequest, run_abs
+    from warehouse.evaluate import EvalRequest, compute_eval, store_eval
+    from warehouse.kernels import METHODS
+    from warehouse.outputs import check_names, output_run
 
-    con = connect(db)
-    budgets = [int(c) for c in counts.split(",") if c.strip()]
-    names = [m.strip() for m in methods.split(",") if m.strip()]
-    results = []
+    budgets = validate.integer_list(counts, "--counts", 1)
+    names = validate.split_list([methods]) or []
+    for name in names:
+        validate.choice(name, "--methods", sorted(METHODS))
+    check_budget_flags(count=1, B=B, seed=seed)
+    out = settings.user_path(out)
+    check_names(out, "sweep", ["sweep.png"])
+    con = open_read(db)
+    sources, targets = checked_benchmarks(con, sources, targets)
+    computed = []
     with err_console.status("sweeping ...") as status:
         for name in names:
             for count in budgets:
                 status.update(f"sweeping: {name} C={count}")
-                run_id = run_abs(con, EvalRequest(method=name, count=count, B=B, seed=seed,
-                                                  sources=_split(sources), targets=_split(targets)))
-                mae, sp = con.execute("SELECT mae * 100, spearman FROM loocv_metrics WHERE run_id = ? "
-                                      "AND target = 'AVERAGE'", [run_id]).fetchone()
-                results.append({"method": name, "count": count, "mae_pp": mae, "spearman": sp, "run_id": run_id})
-    png = _plot_sweep(results, out / "sweep.png")
+                try:
+                    result = compute_eval(con, EvalRequest(method=name, count=count, B=B, seed=seed,
+                                                           sources=sources, targets=targets), "abs")
+                except Exception as exc:  # kernel errors arrive wrapped by DuckDB
+                    raise UserError(f"{name} C={count} failed: {str(exc).splitlines()[0]}") from exc
+                if not result.n_predictions():
+                    raise UserError(f"{name} C={count} produced no predictions; nothing was written")
+                computed.append((name, count, result))
+    con.close()
+    con = open_write(db)
+    results = []
+    for name, count, result in computed:
+        run_id = store_eval(con, result)
+        mae, sp = con.execute("SELECT mae * 100, spearman FROM loocv_metrics WHERE run_id = ? "
+                              "AND target = 'AVERAGE'", [run_id]).fetchone()
+        results.append({"method": name, "count": count, "mae_pp": mae, "spearman": sp, "run_id": run_id})
+    with output_run(out, "sweep", note=", ".join(r["run_id"] for r in results)) as staging:
+        _plot_sweep(results, staging / "sweep.png")
+    png = out / "sweep.png"
     if json_out:
         emit_json({"results": results, "plot": str(png)})
         return

@@ -1,22 +1,55 @@
 """Open the warehouse: apply every object in ``sql/`` (in file order) and register the UDFs.
 
 ``sql/`` is the only place the schema lives. Each file holds one object and is idempotent
-(``CREATE TABLE IF NOT EXISTS`` / ``CREATE OR REPLACE VIEW``), so applying all of them on every
-open migrates an older file forward and costs a few milliseconds.
+(``CREATE TABLE IF NOT EXISTS`` / ``CREATE OR REPLACE VIEW`` / ``ADD COLUMN IF NOT EXISTS``), so
+applying all of them on every *write* open migrates an older file forward and costs milliseconds.
+
+A *read-only* open cannot apply anything. It checks the fingerprint of ``sql/`` stamped in
+``pace_meta`` by the last write open (and that every object exists); an older file is migrated by a
+brief write open first when that is possible, else the user is told to run a write command.
+
+Every way opening can fail that a user can fix (no such file, a folder that does not exist, not a
+DuckDB file, a lock held by another process) becomes a one-line :class:`UserError`.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 
+from warehouse.errors import UserError
 from warehouse.settings import SQL_DIR, db_path
+
+_OBJECT = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
+                     re.IGNORECASE | re.MULTILINE)
+_LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 
 
 def sql_files() -> list[Path]:
     """The schema files in the order they are applied (numbered names sort correctly)."""
     return sorted(SQL_DIR.glob("*.sql"))
+
+
+@lru_cache(maxsize=1)
+def schema_fingerprint() -> str:
+    """sha256 over the names and texts of the schema files: changes whenever the schema does."""
+    h = hashlib.sha256()
+    for path in sql_files():
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def schema_objects() -> tuple[tuple[str, str], ...]:
+    """(kind, name) of every table, view and macro the schema files create."""
+    found = []
+    for path in sql_files():
+        found += [(kind.upper(), name) for kind, name in _OBJECT.findall(path.read_text(encoding="utf-8"))]
+    return tuple(found)
 
 
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -25,26 +58,138 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(path.read_text(encoding="utf-8"))
         except duckdb.Error as exc:  # a broken schema file is a bug: say which one
             raise RuntimeError(f"{path.name}: {exc}") from exc
+    con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
 
 
-def connect(db: str | os.PathLike | None = None, *, read_only: bool = False,
-            udfs: bool = True) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the warehouse at ``db`` (see :func:`settings.db_path`).
+def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Why this connection's schema is not the current one (None when it is). A write open applies
+    the schema only then, so opening a current warehouse read-write does not change the file."""
+    present = {(k, n) for k, n in con.execute("""
+        SELECT 'TABLE', table_name FROM duckdb_tables() WHERE database_name = current_database()
+        UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE database_name = current_database()
+        UNION ALL SELECT 'MACRO', function_name FROM duckdb_functions()
+                  WHERE database_name = current_database() AND function_type IN ('macro', 'table_macro')
+        """).fetchall()}
+    missing = [name for kind, name in schema_objects() if (kind, name) not in present]
+    if missing:
+        return f"missing {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"
+    stamp = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'schema'").fetchone()[0]
+    if stamp != schema_fingerprint():
+        return "made by another version of pace"
+    return None
 
-    ``read_only`` opens an existing file without applying the schema. ``udfs`` registers the
-    Python kernels used by the evaluation macros (only this connection can call them).
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                            "AND table_name = ?", [name]).fetchone()[0])
+
+
+def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
+    return _has_table(con, "pace_meta")
+
+
+def _refuse_foreign(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """A DuckDB file that never was a warehouse is not turned into one by a read or repair command."""
+    if not _has_table(con, "scores") and not _has_meta(con):
+        con.close()
+        raise UserError(f"{path} is a DuckDB file but not a pace warehouse (no scores table)")
+
+
+def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.ConnectionException as exc:
+        # This process already holds the file read-write (a library user, a test): DuckDB allows one
+        # configuration per file and process, so share that one; readers only read, writes by ad-hoc
+        # SQL are still refused by warehouse.sqlguard.
+        if read_only and "different configuration" in str(exc):
+            return duckdb.connect(str(path))
+        raise UserError(describe_open_error(path, exc)) from exc
+    except duckdb.Error as exc:
+        raise UserError(describe_open_error(path, exc)) from exc
+
+
+def describe_open_error(path: Path, exc: BaseException) -> str:
+    """A one-line explanation of why DuckDB could not open ``path``."""
+    text = str(exc)
+    lock = _LOCK.search(text)
+    if lock:
+        exe = Path(lock["exe"]).name
+        return (f"{path} is in use by another process (PID {lock['pid']}, {exe}): wait for it or close it "
+                "(e.g. an open `pace shell`, a running ingest, loocv or run) and retry")
+    if "not a valid DuckDB database file" in text:
+        return f"{path} is not a DuckDB database file"
+    if "Permission denied" in text or "Read-only file system" in text:
+        return f"{path}: cannot open it for writing (permission denied); read commands still work"
+    if "different configuration" in text:
+        return f"{path} is already open in this process in another mode (read-only vs read-write)"
+    return f"{path}: {text.splitlines()[0]}"
+
+
+def _require_file(path: Path) -> None:
+    if path.is_dir():
+        raise UserError(f"{path} is a folder, not a warehouse file (pass --db FOLDER/pace.duckdb)")
+    if not path.exists():
+        hint = "" if path.parent.is_dir() else f" (folder {path.parent} does not exist either: a typo?)"
+        raise UserError(f"no warehouse at {path}{hint}: run `pace ingest PATH` first, or check --db / PACE_DB")
+
+
+def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udfs: bool = True,
+            create: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse at ``db`` (see :func:`settings.db_path`).
+
+    ``read_only`` opens an existing file without writing to it (other readers may open it at the
+    same time). Otherwise it is opened read-write and the schema applied; ``create=False`` refuses a
+    missing file instead of creating it, and a missing parent folder is always refused (a typo in
+    ``--db`` must not make an empty warehouse somewhere). ``udfs`` registers the Python kernels
+    used by the evaluation macros (only this connection can call them).
     """
     path = db_path(db)
     if read_only:
-        if not path.exists():
-            raise FileNotFoundError(f"no warehouse at {path}: run `pace ingest` (or `make ingest`) first")
-        con = duckdb.connect(str(path), read_only=True)
+        _require_file(path)
+        con = _open(path, read_only=True)
+        problem = schema_problem(con)
+        if problem:
+            _refuse_foreign(con, path)
+            con.close()
+            migrate(path, problem)
+            con = _open(path, read_only=True)
     else:
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(path))
-        apply_schema(con)
+        if not path.exists() or path.is_dir():
+            if not create or path.is_dir():
+                _require_file(path)
+            if not path.parent.is_dir():
+                raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
+        existed = path.exists()
+        con = _open(path, read_only=False)
+        if schema_problem(con) if _has_meta(con) else True:
+            if existed and not create:
+                _refuse_foreign(con, path)
+            apply_schema(con)
+        _repair_lake_if_pending(con)
     if udfs:
         from warehouse.udfs import register_all
         register_all(con)
     return con
+
+
+def migrate(path: Path, problem: str) -> None:
+    """Bring an older warehouse file to the current schema with a brief write open."""
+    try:
+        con = _open(path, read_only=False)
+    except UserError as exc:
+        raise UserError(f"{path}: schema {problem}; it needs a migration, which opening read-write would do, "
+                        f"but: {exc}. Run any write command (e.g. `pace doctor`) when it is free") from exc
+    try:
+        apply_schema(con)
+    finally:
+        con.close()
+
+
+def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
+    """A write that committed but was killed before its lake partitions were swapped in left a
+    marker (``lake_pending``); finish that work now, so the lake never stays stale."""
+    if con.execute("SELECT count(*) FROM lake_pending").fetchone()[0]:
+        from ingest.lake import sync_lake
+
+        sync_lake(con)

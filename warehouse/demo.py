@@ -1,7 +1,9 @@
 """`pace demo` / `make demo`: the main flow end to end on whatever data there is.
 
 Real data if a results tree is found (results/standardized_results or $PACE_RESULTS_DIR), else a
-synthetic tree (clearly labelled) so the whole flow runs on a fresh machine.
+synthetic tree (clearly labelled) so the whole flow runs on a fresh machine. Synthetic data goes to
+its own warehouse (``demo_warehouse/pace.duckdb``) unless ``--db`` / ``PACE_DB`` names one, and
+ingest refuses to put it into a warehouse that holds real data.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from warehouse.connect import connect
 from warehouse.output import console
 
 DEMO_DATA = Path("demo_data")
+DEMO_DB = Path("demo_warehouse") / "pace.duckdb"
 
 
 def _section(title: str) -> None:
@@ -30,16 +33,29 @@ def find_or_make_data(seed: int) -> tuple[Path, bool]:
     return DEMO_DATA, True
 
 
-def run_demo(db: Path, seed: int = 0) -> None:
+def demo_db(explicit, synthetic: bool) -> Path:
+    """The warehouse the demo uses: the one asked for, else ./pace.duckdb for real data and
+    demo_warehouse/pace.duckdb for synthetic data (so a fresh demo never lands in a real warehouse)."""
+    if explicit:
+        return settings.db_path(explicit)
+    if synthetic:
+        DEMO_DB.parent.mkdir(exist_ok=True)
+        return DEMO_DB
+    return settings.db_path()
+
+
+def run_demo(db: Path | None, seed: int = 0) -> None:
+    from ingest.lake import lake_of
     from ingest.load import ingest_tree
 
     root, synthetic = find_or_make_data(seed)
+    db = demo_db(db, synthetic)
     _section("1. data")
-    console.print(f"{'SYNTHETIC tree (no results tree found)' if synthetic else 'results tree'}: {root}",
-                  highlight=False)
+    console.print(f"{'SYNTHETIC tree (no results tree found)' if synthetic else 'results tree'}: {root} "
+                  f"-> warehouse {db}", highlight=False)
     _section("2. ingest")
     con = connect(db)
-    report = ingest_tree(con, root, settings.lake_path(db))
+    report = ingest_tree(con, root, lake_of(con))
     print(report.to_text())
     _section("3. what is in the warehouse")
     rel = con.sql("""

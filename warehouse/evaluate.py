@@ -45,15 +45,13 @@ class EvalRequest:
 
 _PREDICTIONS_SQL = {
     "abs": """
-        INSERT INTO loocv_predictions
-        SELECT ?, e.models[mi], e.targets[ti], e.r.pred[mi][ti], e.r.actual[mi][ti],
+        SELECT ? AS run_id, e.models[mi], e.targets[ti], e.r.pred[mi][ti], e.r.actual[mi][ti],
                abs(e.r.pred[mi][ti] - e.r.actual[mi][ti])
         FROM _eval AS e,
              range(1, len(e.models) + 1) AS m(mi),
              range(1, len(e.targets) + 1) AS t(ti)""",
     "pair": """
-        INSERT INTO loocv_pair_predictions
-        SELECT ?, e.models[ki], e.models[ji], e.targets[ti],
+        SELECT ? AS run_id, e.models[ki], e.models[ji], e.targets[ti],
                e.r.actual[ki][ti] - e.r.actual[ji][ti],
                e.r.margin[ki][ji][ti], e.r.prob[ki][ji][ti], e.r.neutral[ki][ji][ti]
         FROM _eval AS e,
@@ -62,6 +60,23 @@ _PREDICTIONS_SQL = {
              range(1, len(e.targets) + 1) AS t(ti)
         WHERE ki <> ji""",
 }
+_PREDICTION_TABLE = {"abs": "loocv_predictions", "pair": "loocv_pair_predictions"}
+
+
+@dataclass
+class EvalResult:
+    """A computed evaluation, as the rows of each loocv_* table (Arrow), not yet stored."""
+    run_id: str
+    task: str
+    tables: dict          # table name -> pyarrow.Table, in insertion order
+
+    def n_predictions(self) -> int:
+        """Predictions that are actual numbers (an empty or failed evaluation has none)."""
+        import pyarrow.compute as pc
+
+        table = self.tables[_PREDICTION_TABLE[self.task]]
+        column = table.column(3 if self.task == "abs" else 5)
+        return int(pc.sum(pc.is_finite(column)).as_py() or 0) if table.num_rows else 0
 
 
 def run_abs(con: duckdb.DuckDBPyConnection, req: EvalRequest) -> str:
@@ -75,7 +90,15 @@ def run_pair(con: duckdb.DuckDBPyConnection, req: EvalRequest) -> str:
 
 
 def run_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> str:
-    """One UDF call on ``loocv_inputs``, then SQL that unnests it into the loocv_* tables."""
+    """Compute and store on one connection; returns the run_id."""
+    return store_eval(con, compute_eval(con, req, task))
+
+
+def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> EvalResult:
+    """One UDF call on ``loocv_inputs``, then SQL that unnests it into the rows of the loocv_* tables.
+
+    Works on a read-only connection (a temporary table and the UDFs are all it needs), so a long
+    evaluation does not hold the warehouse's write lock."""
     params = req.params()
     run_id = f"{task}-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
@@ -84,31 +107,43 @@ def run_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> str
         SELECT i.models, i.targets, pace_{task}_eval(i.x, i.p, i.targets, i.models, ?) AS r
         FROM loocv_inputs(?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
     seconds = time.perf_counter() - started
+    try:
+        tables = {
+            "loocv_runs": con.sql("""
+                SELECT ?, ?, ?, ?, ?::JSON, ?::VARCHAR[], targets, models, ?, current_localtimestamp() FROM _eval""",
+                params=[run_id, task, params["mode"], req.method, json.dumps(params), req.sources,
+                        seconds]).to_arrow_table(),
+            _PREDICTION_TABLE[task]: con.sql(_PREDICTIONS_SQL[task], params=[run_id]).to_arrow_table(),
+            "loocv_configs": con.sql("""
+                SELECT ?, c.target, CASE WHEN c.fold < 0 THEN 'ALL' ELSE e.models[c.fold + 1] END,
+                       c.m, c.nc_h, c.nc_d, c.q, c.objective, c.cal_a, c.cal_b
+                FROM _eval AS e, unnest(e.r.configs) AS u(c)""", params=[run_id]).to_arrow_table(),
+            "loocv_selections": con.sql("""
+                WITH sel AS (SELECT e.models, unnest(e.r.sel) AS s FROM _eval AS e)
+                SELECT ?, CASE WHEN s.fold < 0 THEN 'ALL' ELSE models[s.fold + 1] END, s.target, s.side,
+                       c.benchmark, c.subdir, c.instance_id, s.rank, s.weight, s.nc
+                FROM sel JOIN source_columns(?) AS c ON c.col = s.col""", params=[run_id, req.sources]).to_arrow_table(),
+        }
+    finally:
+        con.execute("DROP TABLE IF EXISTS _eval")
+    return EvalResult(run_id, task, tables)
+
+
+def store_eval(con: duckdb.DuckDBPyConnection, result: EvalResult) -> str:
+    """Insert a computed evaluation's rows in one transaction; returns its run_id."""
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("""
-            INSERT INTO loocv_runs
-            SELECT ?, ?, ?, ?, ?::JSON, ?, targets, models, ?, current_localtimestamp() FROM _eval""",
-                    [run_id, task, params["mode"], req.method, json.dumps(params), req.sources, seconds])
-        con.execute(_PREDICTIONS_SQL[task], [run_id])
-        con.execute("""
-            INSERT INTO loocv_configs
-            SELECT ?, c.target, CASE WHEN c.fold < 0 THEN 'ALL' ELSE e.models[c.fold + 1] END,
-                   c.m, c.nc_h, c.nc_d, c.q, c.objective, c.cal_a, c.cal_b
-            FROM _eval AS e, unnest(e.r.configs) AS u(c)""", [run_id])
-        con.execute("""
-            INSERT INTO loocv_selections
-            WITH sel AS (SELECT e.models, unnest(e.r.sel) AS s FROM _eval AS e)
-            SELECT ?, CASE WHEN s.fold < 0 THEN 'ALL' ELSE models[s.fold + 1] END, s.target, s.side,
-                   c.benchmark, c.subdir, c.instance_id, s.rank, s.weight, s.nc
-            FROM sel JOIN source_columns(?) AS c ON c.col = s.col""", [run_id, req.sources])
+        for table, rows in result.tables.items():
+            con.register("_eval_rows", rows)
+            try:
+                con.execute(f"INSERT INTO {table} SELECT * FROM _eval_rows")
+            finally:
+                con.unregister("_eval_rows")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    finally:
-        con.execute("DROP TABLE IF EXISTS _eval")
-    return run_id
+    return result.run_id
 
 
 def metrics_rows(con, run_id: str) -> list[tuple]:

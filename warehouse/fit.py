@@ -52,6 +52,7 @@ class StoredProxy:
     mix: float | None
     config: dict
     in_sample: np.ndarray        # (n_train,) the kernel's own prediction for each training model
+    trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
 
 
 @dataclass
@@ -92,7 +93,7 @@ def _fit_default(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPro
         out.append(StoredProxy(target, np.asarray(p.cols), [str(s) for s in p.side], np.asarray(p.weight, float),
                                np.asarray(p.centre, float), float(p.intercept), float(p.lo), float(p.hi),
                                float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q},
-                               np.asarray(res.pred[:, t], float)))
+                               np.asarray(res.pred[:, t], float), list(p.trained_on)))
     return out, list(res.warnings)
 
 
@@ -139,6 +140,7 @@ class StoredPairProxy:
     cal_a: float
     cal_b: float
     config: dict
+    trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
 
 
 def _fit_pair_default(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
@@ -149,7 +151,8 @@ def _fit_pair_default(X, P, targets, models, req: FitRequest) -> tuple[list[Stor
     for target in targets:
         p = res.proxies[target]
         out.append(StoredPairProxy(target, np.asarray(p.cols), np.asarray(p.weight, float),
-                                   np.asarray(p.centre, float), float(p.a), float(p.b), _config_dict(p.config)))
+                                   np.asarray(p.centre, float), float(p.a), float(p.b), _config_dict(p.config),
+                                   list(p.trained_on)))
     return out, list(res.warnings)
 
 
@@ -218,7 +221,10 @@ def loo_interval_coverage(residuals: np.ndarray, level: float) -> float:
 
 
 # ------------------------------------------------------------------------------------------ store
-def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
+def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) -> FitReport:
+    """Fit and store. ``reopen(con) -> con``, when given, is called between the computation and the
+    writes: the CLI computes on a read-only connection (other readers keep working) and writes on
+    a read-write one it opens only then."""
     if req.method not in FITTERS:
         raise ValueError(f"unknown method {req.method!r}; available: {', '.join(sorted(FITTERS))}")
     started = time.perf_counter()
@@ -250,7 +256,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
                       interval_loo_coverage=report.interval_loo_coverage[proxy.target])
         fit_rows.append((fit_id, "abs", req.method, proxy.target, req.count, json.dumps(params), proxy.intercept,
                          proxy.lo, proxy.hi, proxy.mix, None, None, _none(lo_r), _none(hi_r), req.level,
-                         models, digest))
+                         proxy.trained_on or models, digest))
         for c, side, w, ctr in zip(proxy.cols, proxy.side, proxy.weight, proxy.center):
             b, s, i = m.columns[int(c)]
             weight_rows.append((fit_id, "abs", proxy.target, b, s, i, side, float(w), float(ctr)))
@@ -259,11 +265,14 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
         report.pair_calibration[proxy.target] = (proxy.cal_a, proxy.cal_b)
         params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources)
         fit_rows.append((fit_id, "pair", req.method, proxy.target, req.count, json.dumps(params), None, None, None,
-                         params.get("m"), proxy.cal_a, proxy.cal_b, None, None, None, models, digest))
+                         params.get("m"), proxy.cal_a, proxy.cal_b, None, None, None,
+                         proxy.trained_on or models, digest))
         for c, w, ctr in zip(proxy.cols, proxy.weight, proxy.center):
             b, s_, i = m.columns[int(c)]
             weight_rows.append((fit_id, "pair", proxy.target, b, s_, i, "pair", float(w), float(ctr)))
 
+    if reopen is not None:
+        con = reopen(con)
     con.execute("BEGIN TRANSACTION")
     try:
         con.executemany("INSERT INTO proxy_fits VALUES (?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -294,7 +303,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest) -> FitReport:
             "SELECT model, opponent, margin FROM pair_predictions WHERE fit_id = ? AND target = ?",
             [fit_id, proxy.target]).fetchall()}
         gaps = [abs(view[(a, b)] - (s_kernel[i] - s_kernel[j]))
-                for i, a in enumerate(models) for j, b in enumerate(models) if i != j]
+                for i, a in enumerate(models) for j, b in enumerate(models) if i != j and (a, b) in view]
         report.pair_view_gap[proxy.target] = max(gaps) if gaps else float("nan")
     report.seconds = time.perf_counter() - started
     return report

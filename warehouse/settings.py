@@ -15,23 +15,37 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SQL_DIR = REPO_ROOT / "sql"
 
 
+def user_path(value: str | os.PathLike) -> Path:
+    """A path as a user typed it: ``~`` expands to the home folder (also when it came from an
+    environment variable, which no shell expands inside quotes)."""
+    return Path(os.path.expanduser(os.fspath(value)))
+
+
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
     """The warehouse file: ``explicit`` > ``$PACE_DB`` > ``./pace.duckdb``."""
-    return Path(explicit or os.environ.get("PACE_DB") or DEFAULT_DB)
+    return user_path(explicit or os.environ.get("PACE_DB") or DEFAULT_DB)
 
 
 def lake_path(db: str | os.PathLike, explicit: str | os.PathLike | None = None) -> Path:
-    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a ``lake/`` folder beside the database."""
+    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a ``lake/`` folder beside the database.
+
+    (Commands that open the warehouse prefer the lake recorded in it: see ``ingest.lake.lake_of``.)"""
     chosen = explicit or os.environ.get("PACE_LAKE")
-    return Path(chosen) if chosen else Path(db).resolve().parent / "lake"
+    return user_path(chosen) if chosen else user_path(db).resolve().parent / "lake"
+
+
+def explicit_lake(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The lake the user asked for (``--lake`` > ``$PACE_LAKE``), or None."""
+    chosen = explicit or os.environ.get("PACE_LAKE")
+    return user_path(chosen) if chosen else None
 
 
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:
     """The default results tree: ``explicit`` > ``results/standardized_results`` if it exists >
     ``$PACE_RESULTS_DIR``. ``None`` when nothing is found (the caller explains how to get data)."""
     if explicit:
-        return Path(explicit)
+        return user_path(explicit)
     if DEFAULT_RESULTS.is_dir():
         return DEFAULT_RESULTS
     env = os.environ.get("PACE_RESULTS_DIR")
-    return Path(env) if env else None
+    return user_path(env) if env else None

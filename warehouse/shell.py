@@ -3,16 +3,20 @@ from __future__ import annotations
 
 import duckdb
 
+from warehouse.errors import UserError
 from warehouse.output import console, print_rows
+from warehouse.sqlguard import check_statements
 
 
-def run_shell(con: duckdb.DuckDBPyConnection, stdin=None) -> None:
+def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False) -> None:
+    """Read statements until .quit / EOF. Without ``write`` only reading statements run."""
     try:
         import readline  # noqa: F401  (line editing and history where available)
     except ImportError:
         pass
     console.print("pace shell: SQL statements end with ';'. Tables: scores, score_files, benchmarks, "
-                  "model_aliases; views: models, target_means, coverage, instance_stats, ... .quit to leave.",
+                  "model_aliases; views: models, target_means, coverage, instance_stats, ... .quit to leave."
+                  + ("" if write else " Read-only (pace shell --write to change data)."),
                   highlight=False)
     buffer: list[str] = []
     while True:
@@ -32,9 +36,10 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None) -> None:
             continue
         statement, buffer = "\n".join(buffer), []
         try:
+            check_statements(con, statement, write=write)
             rel = con.sql(statement)
-        except duckdb.Error as exc:
-            console.print(f"[red]{exc}[/]", highlight=False)
+        except (duckdb.Error, UserError) as exc:
+            console.print(f"error: {exc}", highlight=False, markup=False, style="red")
             continue
         if rel is not None:
             print_rows(rel.columns, rel.fetchall(), max_rows=100)

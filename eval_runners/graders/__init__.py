@@ -39,4 +39,5 @@ def get_grader(name: str) -> Grader:
 
 
 def _load():
-    from eval_runners.graders import choice, code, ifeval, planbench, repobench, bfcl  # noqa: F401
+    from eval_runners.graders import (acp, bfcl, choice, code, ifeval, lifbench, planbench,  # noqa: F401
+                                      repobench, visualwebbench)

@@ -1,4 +1,4 @@
-"""bfcl simple (Python) AST matching: one call, right function, required parameters present,
+"""bfcl AST matching (Python categories): the right functions, required parameters present,
 no unknown parameters, every value among the acceptable ones (BFCL's possible-answer format:
 ``[{"func": {"param": [acceptable, ...]}}]``, ``""`` in the list marks an optional parameter)."""
 from __future__ import annotations
@@ -67,30 +67,65 @@ def _value_ok(value, acceptable: list) -> bool:
     return False
 
 
-@grader("bfcl_ast", "1")
-def grade_simple(ref: dict, response: str, config: dict) -> dict:
-    try:
-        calls = parse_calls(response)
-    except (SyntaxError, ValueError):
-        return {"accuracy": 0.0}
-    if len(calls) != 1:
-        return {"accuracy": 0.0}
-    name, args = calls[0]
-    (gold_name, gold_params), = ref["ground_truth"][0].items()
+def call_matches(name: str, args: dict, gold: dict, functions: list) -> bool:
+    """One produced call against one possible-answer entry ``{func: {param: [acceptable]}}``."""
+    (gold_name, gold_params), = gold.items()
     if name != gold_name and name.replace(".", "_") != gold_name.replace(".", "_"):
-        return {"accuracy": 0.0}
-    func = next((f for f in ref["function"] if f["name"] == gold_name), ref["function"][0])
+        return False
+    func = next((f for f in functions if f["name"] == gold_name), None)
+    if func is None:
+        func = next((f for f in functions if f["name"].replace(".", "_") == gold_name.replace(".", "_")), functions[0])
     props = (func.get("parameters") or {}).get("properties") or {}
     required = (func.get("parameters") or {}).get("required") or []
     if any(r not in args for r in required) or any(a not in props for a in args):
-        return {"accuracy": 0.0}
+        return False
     for pname, acceptable in gold_params.items():
         if pname not in args:
             if "" not in acceptable:
-                return {"accuracy": 0.0}
+                return False
             continue
         if not _type_ok(args[pname], props.get(pname, {}).get("type", "")):
-            return {"accuracy": 0.0}
+            return False
         if not _value_ok(args[pname], acceptable):
-            return {"accuracy": 0.0}
-    return {"accuracy": 1.0}
+            return False
+    return True
+
+
+def _decode(response: str):
+    try:
+        return parse_calls(response)
+    except (SyntaxError, ValueError, TypeError):
+        return None
+
+
+def _all_matched(calls, golds, functions) -> bool:
+    """Every gold call matched by a distinct produced call, and nothing extra (order-free)."""
+    if calls is None or len(calls) != len(golds):
+        return False
+    free = list(range(len(calls)))
+
+    def assign(k):
+        if k == len(golds):
+            return True
+        for i in list(free):
+            if call_matches(*calls[i], golds[k], functions):
+                free.remove(i)
+                if assign(k + 1):
+                    return True
+                free.append(i)
+        return False
+    return assign(0)
+
+
+@grader("bfcl_ast", "2")
+def grade_ast(ref: dict, response: str, config: dict) -> dict:
+    """simple / multiple / parallel / parallel_multiple (and their live_ twins): the produced
+    calls match the possible answers one to one; irrelevance: no call at all; relevance: at
+    least one call."""
+    category = str(ref.get("category") or config.get("subtask") or "simple")
+    calls = _decode(response)
+    if "irrelevance" in category:
+        return {"accuracy": float(not calls)}
+    if "relevance" in category:
+        return {"accuracy": float(bool(calls))}
+    return {"accuracy": float(_all_matched(calls, list(ref["ground_truth"]), ref["function"]))}

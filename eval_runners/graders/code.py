@@ -97,3 +97,107 @@ def grade_tests(ref: dict, response: str, config: dict) -> dict:
         if not res.ok or not _same_output(res.stdout, t["output"]):
             return {"pass@1": 0.0}
     return {"pass@1": 1.0}
+
+
+# ---- livecodebench: test output prediction and code execution -------------------------------
+
+def _last_block_or_text(text: str) -> str:
+    blocks = re.findall(r"```[^\n]*\n(.*?)```", text, re.S)
+    return (blocks[-1] if blocks else text).strip()
+
+
+def assert_rhs(line: str) -> str:
+    """'assert f(1) == 2' -> '2'; anything else is returned stripped."""
+    import ast
+    line = line.strip()
+    try:
+        node = ast.parse(line).body[0]
+    except (SyntaxError, IndexError):
+        return line
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and node.test.comparators:
+        return ast.unparse(node.test.comparators[-1])
+    return line
+
+
+def predicted_output(text: str) -> str:
+    """The output a response predicts: inside [ANSWER]...[/ANSWER] if present, else the last code
+    block or the text; the first assert line wins; its right-hand side is the prediction."""
+    m = re.findall(r"\[ANSWER\](.*?)\[/ANSWER\]", text, re.S)
+    body = m[-1].strip() if m else _last_block_or_text(text)
+    lines = [l for l in body.splitlines() if l.strip() and not l.strip().startswith("#")]
+    for l in lines:
+        if "assert" in l:
+            return assert_rhs(l[l.index("assert"):])
+    return lines[-1].strip() if lines else ""
+
+
+@grader("lcb_test_output", "1")
+def grade_test_output(ref: dict, response: str, config: dict) -> dict:
+    """livecodebench testoutputprediction: the predicted value equals the expected output (both
+    read as Python / JSON literals; a prediction that is not a literal scores 0)."""
+    import ast
+    try:
+        got = ast.literal_eval(predicted_output(response))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return {"pass@1": 0.0}
+    expected = ref["output"]
+    try:
+        expected = json.loads(expected) if isinstance(expected, str) else expected
+    except ValueError:
+        raise ValueError("reference output is not JSON") from None
+    return {"pass@1": float(got == expected)}
+
+
+@grader("lcb_execution", "1")
+def grade_execution(ref: dict, response: str, config: dict) -> dict:
+    """livecodebench codeexecution: ``assert <expected output> == <prediction>`` must hold when run
+    after the problem's code, in the sandbox, within 3 s."""
+    pred = predicted_output(response)
+    if not pred:
+        return {"pass@1": 0.0}
+    prog = f"{ref['code']}\n\nassert {ref['output']} == {pred}\n"
+    res = run_python(prog, timeout=float(config.get("timeout", 3)))
+    return {"pass@1": float(res.ok)}
+
+
+# ---- debugbench (Python): the fixed class must give the expected output on each test ---------
+
+_LEETCODE_PRELUDE = """
+from typing import *
+import collections, heapq, itertools, math, bisect, functools, string, re, operator
+from collections import *
+from heapq import *
+from itertools import *
+from functools import *
+from math import *
+from bisect import *
+"""
+
+_DEBUG_DRIVER = r'''
+import json, sys
+def _main():
+    cases = json.loads(sys.stdin.read())
+    for method, kwargs, expected in cases:
+        got = getattr(Solution(), method)(**kwargs)
+        if isinstance(got, tuple):
+            got = list(got)
+        if got != expected:
+            print("mismatch", method, kwargs, got, expected)
+            sys.exit(1)
+_main()
+'''
+
+
+@grader("debugbench_python", "1")
+def grade_debugbench(ref: dict, response: str, config: dict) -> dict:
+    """debugbench python3: the response's code (last ```python block) is run in the sandbox on the
+    pack's tests (the problem's public examples, each ``{"method", "kwargs", "output"}``). The
+    published runner used LeetCode's hidden tests instead; those are not public."""
+    tests = ref.get("tests") or []
+    if not tests:
+        raise ValueError("reference has no local tests")
+    code = extract_code(response)
+    cases = [[t["method"], t["kwargs"], t["output"]] for t in tests]
+    res = run_python(_LEETCODE_PRELUDE + "\n" + code + "\n" + _DEBUG_DRIVER, stdin=json.dumps(cases),
+                     timeout=float(config.get("timeout", 10)))
+    return {"debug_accuracy": float(res.ok)}

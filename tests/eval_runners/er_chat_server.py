@@ -57,7 +57,7 @@ def error(status: int, message: str = "error", headers: dict | None = None) -> R
 
 
 class ChatServer:
-    def __init__(self, script: Callable[[dict, "ChatServer"], Reply] | None = None):
+    def __init__(self, script: Callable[[dict, "ChatServer"], Reply] | None = None, port: int = 0):
         self.script = script or (lambda body, srv: completion("ok"))
         self.requests: list[dict] = []
         self.answered: Counter = Counter()
@@ -114,7 +114,7 @@ class ChatServer:
                     with server.lock:
                         server.answered[prompt] += 1
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -90,3 +90,98 @@ def test_fit_plan_run_predict(tmp_path, chat_server):
     assert con.execute("SELECT min(score) FROM scores WHERE model = ?", [model]).fetchall()[0][0] == 1.0
     predicted = CliRunner().invoke(app, ["predict", model, "--db", str(db), "--json"])
     assert predicted.exit_code == 0 and len(json.loads(predicted.stdout)["predictions"]) == 4
+
+
+# ---- a new model from plan to prediction, graded by every benchmark the fit selects -----------
+
+def _drive_new_model(tmp_path, db, model, chat_server):
+    """plan -> packs built from synthetic rows for exactly the planned ids -> dry run -> run
+    against the local server (some answers right, some wrong) -> predict. Returns what the
+    assertions need."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from er_rows import build_and_import, cases_for_plan, expected_scores, script_for, wants_wrong
+    from warehouse.cli import app
+    from warehouse.plan import plan_rows
+
+    runner = CliRunner()
+    con = connect(db)
+    plan = plan_rows(con, model)
+    con.close()
+    assert plan
+    cases, targets = cases_for_plan(plan)
+    build_and_import(tmp_path, db, cases)
+    wrong = {k for k in cases if wants_wrong(k)}
+    assert wrong and len(wrong) < len(cases)
+
+    dry = runner.invoke(app, ["run", model, "--db", str(db), "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.stdout)["skipped"] == {}               # nothing unsupported, nothing refused
+
+    srv = chat_server(script_for(cases, wrong))
+    res = runner.invoke(app, ["run", model, "--db", str(db), "--base-url", srv.url, "--api-key", KEY, "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["status"] == "done" and summary["paid_calls"] == len(cases)
+    assert summary["errors"] == summary["grader_errors"] == summary["unscorable"] == 0, summary["error_samples"]
+
+    con = connect(db)
+    got = {(b, s, i): v for b, s, i, v in con.execute(
+        "SELECT benchmark, subdir, instance_id, score FROM scores WHERE model = ? AND origin = 'runner'",
+        [model]).fetchall()}
+    con.close()
+    expected = expected_scores(cases, targets, wrong)
+    pred = runner.invoke(app, ["predict", model, "--db", str(db), "--json"])
+    return plan, got, expected, pred
+
+
+def _assert_graded_and_predicted(plan, got, expected, pred):
+    import json
+
+    import pytest
+
+    assert set(expected) == set(plan)
+    missing = [k for k in plan if k not in got]
+    assert not missing, missing[:5]
+    bad = {k: (got[k], v) for k, v in expected.items() if got[k] != pytest.approx(v, abs=1e-9)}
+    assert not bad, list(bad.items())[:5]
+    assert {v for v in got.values()} - {0.0, 1.0}          # not all binary: continuous grades went through
+    assert pred.exit_code == 0, pred.output                  # the default --min-coverage 0.9 is met
+    rows = json.loads(pred.stdout)["predictions"]
+    assert len(rows) == 4 and all(r["coverage"] >= 0.9 for r in rows)
+
+
+def test_real_fit_new_model_plan_to_prediction(tmp_path, chat_server, real_tree):
+    """On the real fit (all sources): every selected benchmark is graded offline and the new model
+    gets a prediction with full coverage; its scores are exactly the grades the answers deserve."""
+    from warehouse.aliases import add_alias
+    from ingest.load import ingest_tree
+    from warehouse.fit import FitRequest, fit_and_store
+
+    db = tmp_path / "real.duckdb"
+    con = connect(db)
+    ingest_tree(con, real_tree, tmp_path / "lake")
+    add_alias(con, "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2")
+    fit_and_store(con, FitRequest(method="default", count=100, B=300, seed=42))
+    con.close()
+    _assert_graded_and_predicted(*_drive_new_model(tmp_path, db, "NewModel", chat_server))
+
+
+def test_synthetic_fit_new_model_plan_to_prediction(tmp_path, chat_server):
+    """The same path on the synthetic tree (runs everywhere): text benchmarks with offline graders."""
+    from ingest.load import ingest_tree
+    from ingest.synthetic import generate_tree
+    from warehouse.fit import FitRequest, fit_and_store
+
+    generate_tree(tmp_path / "tree", n_models=8, seed=3, scale=0.2)
+    db = tmp_path / "syn.duckdb"
+    con = connect(db)
+    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    fit_and_store(con, FitRequest(method="default", count=40, B=20, seed=1, intervals=False,
+                                  sources=["planbench", "lifbench", "repobench", "ifeval"]))
+    con.close()
+    plan, got, expected, pred = _drive_new_model(tmp_path, db, "NewModel-Syn", chat_server)
+    assert {b for b, _, _ in plan} >= {"planbench", "lifbench"}
+    _assert_graded_and_predicted(plan, got, expected, pred)

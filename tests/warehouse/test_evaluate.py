@@ -79,13 +79,12 @@ def test_synthetic_signal_is_found(con):
 def test_sweep_command_writes_one_run_per_budget_and_a_plot(synthetic_db, tmp_path):
     import json
 
-    from typer.testing import CliRunner
-
-    from warehouse.cli import app
+    
+    from tests.helpers import run_pace
 
     db = tmp_path / "sweep.duckdb"
     shutil.copy(synthetic_db, db)
-    result = CliRunner().invoke(app, ["sweep", "--counts", "20,40", "--methods", "compat", "--B", "10",
+    result = run_pace(*["sweep", "--counts", "20,40", "--methods", "compat", "--B", "10",
                                       "--db", str(db), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)

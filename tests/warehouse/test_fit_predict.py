@@ -8,14 +8,12 @@ import shutil
 import duckdb
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from warehouse.cli import app
+from tests.helpers import run_pace
 from warehouse.connect import connect
 from warehouse.fit import FitRequest, fit_and_store, interval_offsets, loo_interval_coverage
 from warehouse.plan import plan_rows
 
-runner = CliRunner()
 HELD_OUT = None
 
 
@@ -70,8 +68,9 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     newcomer = "Newcomer-1"
     assert con.execute("SELECT count(*) FROM predictions WHERE model = ?", [newcomer]).fetchall()[0][0] == 0
     plan = plan_rows(con, newcomer)
-    assert len(plan) == con.execute("SELECT count(DISTINCT (benchmark, subdir, instance_id)) FROM proxy_instances"
-                                    ).fetchall()[0][0]
+    # every instance that weighs something in a current fit (zero-weight ones change nothing)
+    assert len(plan) == con.execute("""SELECT count(*) FROM (SELECT benchmark, subdir, instance_id FROM proxy_instances
+                                       GROUP BY ALL HAVING max(abs(weight)) > 1e-12)""").fetchall()[0][0]
     # copy the held-out model's scores on the planned instances, in two batches, as a runner would
     source = dict(((b, s, i), v) for b, s, i, v in con.execute(
         "SELECT benchmark, subdir, instance_id, score FROM scores WHERE model = ?", [held_out]).fetchall())
@@ -96,21 +95,26 @@ def test_plan_and_predict_commands(fitted, tmp_path):
     work = tmp_path / "cli.duckdb"
     shutil.copy(db, work)
     out = tmp_path / "plan.csv"
-    result = runner.invoke(app, ["plan", "Nobody-9", "--db", str(work), "--json", "--out", str(out)])
+    result = run_pace(*["plan", "Nobody-9", "--db", str(work), "--json", "--out", str(out)])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     with out.open() as fh:
         assert len(list(csv.DictReader(fh))) == payload["instances"] > 0
     assert payload["calls"] <= payload["instances"]
-    result = runner.invoke(app, ["predict", held_out, "--db", str(work), "--json", "--min-coverage", "0"])
+    result = run_pace(*["predict", held_out, "--db", str(work), "--json", "--min-coverage", "0"])
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["predictions"]) == 4
-    refused = runner.invoke(app, ["predict", held_out, "--db", str(work), "--min-coverage", "1.01"])
+    con = connect(work)          # take a few of the proxy's instances away from the held-out model
+    con.execute("""DELETE FROM scores WHERE model = ? AND (benchmark, subdir, instance_id) IN
+                   (SELECT (benchmark, subdir, instance_id) FROM proxy_instances WHERE task = 'abs' LIMIT 5)""",
+                [held_out])
+    con.close()
+    refused = run_pace(*["predict", held_out, "--db", str(work), "--min-coverage", "1"])
     assert refused.exit_code == 2 and "--allow-partial" in refused.output
-    allowed = runner.invoke(app, ["predict", held_out, "--db", str(work), "--min-coverage", "1.01",
+    allowed = run_pace(*["predict", held_out, "--db", str(work), "--min-coverage", "1",
                                   "--allow-partial"])
     assert allowed.exit_code == 0
-    status = json.loads(runner.invoke(app, ["status", "--db", str(work), "--json"]).stdout)
+    status = json.loads(run_pace(*["status", "--db", str(work), "--json"]).stdout)
     assert sorted((f["task"], f["target"]) for f in status["current_fits"]) == sorted(
         (task, t) for task in ("abs", "pair") for t in ("gaia", "swebench", "swebench_multimodal", "swtbench"))
 
@@ -120,11 +124,11 @@ def test_selections_export_import_roundtrip(fitted, tmp_path):
     work = tmp_path / "sel.duckdb"
     shutil.copy(db, work)
     path = tmp_path / "selections_C30.csv"
-    assert runner.invoke(app, ["selections", "export", str(path), "--db", str(work)]).exit_code == 0
+    assert run_pace(*["selections", "export", str(path), "--db", str(work)]).exit_code == 0
     with path.open() as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
-    result = runner.invoke(app, ["selections", "import", str(path), "--db", str(work), "--name", "back"])
+    result = run_pace(*["selections", "import", str(path), "--db", str(work), "--name", "back"])
     assert result.exit_code == 0, result.output
     con = connect(work)
     back = con.execute("SELECT count(*), count(DISTINCT (target, benchmark, subdir, instance_id)) "
@@ -138,7 +142,7 @@ def test_selections_export_import_roundtrip(fitted, tmp_path):
 def test_export_writes_parquet_and_schema(fitted, tmp_path):
     db, held_out, _ = fitted
     out = tmp_path / "export"
-    assert runner.invoke(app, ["export", str(out), "--db", str(db)]).exit_code == 0
+    assert run_pace(*["export", str(out), "--db", str(db)]).exit_code == 0
     con = duckdb.connect()
     n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/scores/*/*.parquet', hive_partitioning=true)"
                     ).fetchall()[0][0]

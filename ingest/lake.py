@@ -1,0 +1,183 @@
+"""The Parquet lake: hive partitions ``<lake>/scores/benchmark=<name>/*.parquet``, always derived
+from the ``scores`` table, so every write path (ingest, prune, alias, runner, ``pace sql --write``)
+can bring it back in step with one call: :func:`sync_lake`.
+
+Crash safety: a writer records the benchmarks it touches in ``lake_pending`` inside its own
+transaction; :func:`sync_lake` rewrites those partitions into a staging folder, swaps them in and
+clears the marker. A kill between the commit and the swap leaves the marker, and the next write
+open (``warehouse.connect``) finishes the work. :func:`lake_drift` compares row counts and a
+content fingerprint per benchmark, for ``pace doctor`` and ``pace status``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+
+LAKE_TABLE = "scores"
+COPIED = "copied"        # staging sub-folder of partitions copied from DuckDB (ingest writes the others)
+# A content fingerprint that does not depend on row order: the sum of per-row hashes.
+_FINGERPRINT = ("count(*) AS n, sum(hash(model, subdir, instance_id, score, metric_name, origin, source_ref, "
+                "recorded_at)::HUGEINT) AS fp")
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def db_file(con: duckdb.DuckDBPyConnection) -> Path | None:
+    """The file behind this connection's database (None in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return Path(row[0]) if row and row[0] else None
+
+
+def lake_of(con: duckdb.DuckDBPyConnection, explicit: str | os.PathLike | None = None) -> Path:
+    """The lake of this warehouse: ``explicit`` > ``$PACE_LAKE`` > the one recorded in ``pace_meta``
+    by the last lake write > ``lake/`` beside the database file."""
+    from warehouse.settings import explicit_lake
+
+    chosen = explicit_lake(explicit)
+    if chosen is not None:
+        return chosen
+    path = db_file(con)
+    base = path.resolve().parent if path else Path.cwd()
+    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()
+    if row and row[0]:
+        return base / row[0]                    # relative to the database's folder, or absolute
+    return base / "lake"
+
+
+def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
+    from warehouse.settings import explicit_lake
+
+    if explicit_lake() is not None:
+        return str(explicit_lake())
+    return con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()[0]
+
+
+def remember_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+    """Record the lake, relative to the database's folder when it lies inside it (so a copied
+    warehouse folder keeps using its own copy of the lake, never the original's)."""
+    lake = Path(lake).resolve()
+    path = db_file(con)
+    base = path.resolve().parent if path else None
+    value = str(lake.relative_to(base)) if base is not None and lake.is_relative_to(base) else str(lake)
+    con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('lake', ?)", [value])
+
+
+def mark_pending(con: duckdb.DuckDBPyConnection, benchmarks) -> None:
+    """Record that these benchmarks' partitions must be rewritten (call inside the writer's transaction)."""
+    names = sorted(set(benchmarks))
+    if names:
+        con.execute("""INSERT OR REPLACE INTO lake_pending
+                       SELECT unnest(?::VARCHAR[]), current_localtimestamp()""", [names])
+
+
+def pending(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [b for (b,) in con.execute("SELECT benchmark FROM lake_pending ORDER BY 1").fetchall()]
+
+
+def staging_folder(lake: Path) -> Path:
+    return lake.parent / f".{lake.name}.staging-{uuid.uuid4().hex[:8]}"
+
+
+def write_lake(con: duckdb.DuckDBPyConnection, staging: Path, benchmarks: list[str]) -> None:
+    """Copy the given benchmarks' rows from ``scores`` into hive partitions under ``staging``."""
+    if not benchmarks:
+        return
+    con.execute("CREATE OR REPLACE TEMP TABLE lake_benchmarks AS SELECT unnest(?::VARCHAR[]) AS benchmark",
+                [sorted(benchmarks)])
+    present = con.execute("SELECT count(*) FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks)"
+                          ).fetchall()[0][0]
+    if present:
+        (staging / COPIED).mkdir(parents=True, exist_ok=True)
+        target = _sql_path(staging / COPIED / LAKE_TABLE)
+        con.execute(f"""
+            COPY (SELECT * FROM scores WHERE benchmark IN (SELECT benchmark FROM lake_benchmarks))
+            TO '{target}' (FORMAT parquet, PARTITION_BY (benchmark), OVERWRITE_OR_IGNORE)""")
+
+
+def swap_lake(lake: Path, staging: Path | None, benchmarks: list[str]) -> None:
+    """Move staged partitions into ``lake/scores``; drop partitions of benchmarks now empty."""
+    if staging is None:
+        return
+    table_dir = lake / LAKE_TABLE
+    table_dir.mkdir(parents=True, exist_ok=True)
+    for benchmark in benchmarks:
+        final = table_dir / f"benchmark={benchmark}"
+        new = staging / LAKE_TABLE / f"benchmark={benchmark}"
+        if not new.exists():
+            new = staging / COPIED / LAKE_TABLE / f"benchmark={benchmark}"
+        trash = table_dir / f".trash-{benchmark}-{uuid.uuid4().hex[:8]}"
+        if final.exists():
+            os.replace(final, trash)
+        if new.exists():
+            os.replace(new, final)
+        shutil.rmtree(trash, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def lake_benchmarks(lake: Path) -> set[str]:
+    table_dir = lake / LAKE_TABLE
+    if not table_dir.is_dir():
+        return set()
+    return {p.name.split("=", 1)[1] for p in table_dir.iterdir() if p.name.startswith("benchmark=")}
+
+
+def sync_lake(con: duckdb.DuckDBPyConnection, benchmarks=None, lake: str | os.PathLike | None = None) -> list[str]:
+    """Rewrite the lake partitions of ``benchmarks`` (default: those marked pending) from ``scores``.
+
+    Call it after committing rows (the runner does after a run). Returns the benchmarks rewritten.
+    """
+    names = sorted(set(pending(con) if benchmarks is None else benchmarks))
+    if not names:
+        return []
+    if lake is None and db_file(con) is None and not _recorded_lake(con):
+        return []                                  # an in-memory warehouse has no lake unless given one
+    lake = Path(lake) if lake is not None else lake_of(con)
+    staging = staging_folder(lake)
+    try:
+        write_lake(con, staging, names)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_lake(lake, staging, names)
+    con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [names])
+    remember_lake(con, lake)
+    return names
+
+
+def _lake_glob(lake: Path) -> str:
+    return _sql_path(lake / LAKE_TABLE / "benchmark=*" / "*.parquet")
+
+
+def lake_drift(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike | None = None, *,
+               content: bool = True) -> dict[str, tuple]:
+    """Benchmarks whose lake partition differs from ``scores``: name -> ((rows, fp) table, (rows, fp) lake).
+
+    ``content=False`` compares row counts only (read from Parquet footers: cheap)."""
+    lake = Path(lake) if lake is not None else lake_of(con)
+    agg = _FINGERPRINT if content else "count(*) AS n, NULL AS fp"
+    table = {b: (n, fp) for b, n, fp in con.execute(f"SELECT benchmark, {agg} FROM scores GROUP BY 1").fetchall()}
+    stored: dict[str, tuple] = {}
+    if lake_benchmarks(lake):
+        stored = {b: (n, fp) for b, n, fp in con.execute(f"""
+            SELECT benchmark, {agg}
+            FROM read_parquet('{_lake_glob(lake)}', hive_partitioning = true, hive_types_autocast = false)
+            GROUP BY 1""").fetchall()}
+        for name in lake_benchmarks(lake) - set(stored):
+            stored[name] = (0, None)        # an empty partition folder
+    empty = (0, None)
+    return {b: (table.get(b, empty), stored.get(b, empty))
+            for b in sorted(set(table) | set(stored)) if table.get(b, empty) != stored.get(b, empty)}
+
+
+def leftovers(lake: Path) -> list[Path]:
+    """Staging and trash folders a killed writer may have left behind (ours by name)."""
+    found = sorted(lake.parent.glob(f".{lake.name}.staging-*")) if lake.parent.is_dir() else []
+    if (lake / LAKE_TABLE).is_dir():
+        found += sorted((lake / LAKE_TABLE).glob(".trash-*"))
+    return found

@@ -1,0 +1,57 @@
+"""`pace doctor`: find what has drifted and repair what can be derived again.
+
+Checked: the schema (applied on the write open that runs the doctor), lake partitions marked
+pending by a writer that was killed, every benchmark's lake partition against ``scores`` (row
+count and a content fingerprint), leftover staging / trash folders, and score files whose rows
+went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+"""
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+
+from ingest.lake import lake_drift, lake_of, leftovers, pending, sync_lake
+from warehouse.connect import schema_problem
+
+
+def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True) -> dict:
+    lines, problems, repaired = [], [], []
+    lake = lake_of(con)
+    schema = schema_problem(con)
+    if schema:
+        problems.append(f"schema: {schema}")
+    marked = pending(con)
+    if marked:
+        problems.append(f"lake: a writer stopped before updating {', '.join(marked)}")
+    drift = lake_drift(con, lake)
+    for benchmark, ((n_table, _), (n_lake, _)) in drift.items():
+        problems.append(f"lake: {benchmark} has {n_lake:,} rows in the lake, {n_table:,} in scores"
+                        + (" (same count, different content)" if n_table == n_lake else ""))
+    stale = leftovers(lake)
+    if stale:
+        problems.append(f"lake: {len(stale)} leftover staging/trash folder(s) of killed writers")
+    missing = con.execute("""
+        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+        SELECT f.tree, count(*), sum(f.n_rows - coalesce(p.n, 0))
+        FROM score_files f LEFT JOIN present p USING (path)
+        WHERE coalesce(p.n, 0) <> f.n_rows GROUP BY ALL ORDER BY 1""").fetchall()
+    for tree, n_files, n_rows in missing:
+        problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
+                        f"`pace ingest {tree or 'TREE'}` reloads them")
+    if repair:
+        names = sorted(set(marked) | set(drift))
+        if names:
+            sync_lake(con, names, lake)
+            repaired.append(f"rewrote lake partitions of {', '.join(names)} from scores")
+        for path in stale:
+            shutil.rmtree(path, ignore_errors=True)
+        if stale:
+            repaired.append(f"removed {len(stale)} leftover folder(s)")
+        if schema:
+            repaired.append("applied the current schema")
+    lines += [f"problem: {p}" for p in problems] + [f"repaired: {r}" for r in repaired]
+    n_rows = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+    lines.append(f"{'ok' if not problems else ('repaired' if repair else 'found problems')}: "
+                 f"{n_rows:,} score rows; lake {lake}")
+    return {"problems": problems, "repaired": repaired, "lake": str(lake), "lines": lines}

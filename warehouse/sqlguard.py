@@ -1,0 +1,39 @@
+"""What ad-hoc SQL (`pace sql`, `pace shell`) may run without ``--write``.
+
+Read-only is enforced twice: the warehouse is opened read-only (DuckDB itself refuses INSERT,
+DELETE, DROP, ... on it), and statements that could change anything else are refused before they
+run: ATTACH (a read-write attach of another file), COPY / EXPORT (write files), INSTALL / LOAD
+(fetch and load extensions), CREATE (even a temporary object), and every data-changing statement.
+"""
+from __future__ import annotations
+
+import duckdb
+
+from warehouse.errors import UserError
+
+#: statement types that only read (SET / RESET / USE change session settings, nothing stored;
+#: MULTI is what PIVOT parses to; TRANSACTION is BEGIN / COMMIT)
+READ_ONLY = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET", "MULTI", "TRANSACTION"}
+
+
+def statement_types(con: duckdb.DuckDBPyConnection, query: str) -> list[str]:
+    return [str(s.type).rsplit(".", 1)[-1] for s in con.extract_statements(query)]
+
+
+def check_statements(con: duckdb.DuckDBPyConnection, query: str, *, write: bool) -> None:
+    """Raise :class:`UserError` if ``query`` holds a statement that needs ``--write``."""
+    if write:
+        return
+    for kind in statement_types(con, query):
+        if kind not in READ_ONLY:
+            raise UserError(f"{kind} statements change the warehouse or write files, and this is read-only: "
+                            "add --write to run it")
+
+
+def after_write(con: duckdb.DuckDBPyConnection) -> None:
+    """After ad-hoc writes, bring the lake back in step with ``scores`` (only what differs)."""
+    from ingest.lake import lake_drift, sync_lake
+
+    drift = lake_drift(con)
+    if drift:
+        sync_lake(con, list(drift))
