@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -36,19 +35,6 @@ def fail(message: str, code: int = EXIT_USAGE):
     """``error: message`` on one line of stderr, then exit."""
     typer.echo("error: " + " ".join(str(message).split()), err=True)
     raise typer.Exit(code)
-
-
-def clean_model_name(raw: str) -> str:
-    """A model name as stored: surrounding whitespace trimmed; empty or control characters refused.
-
-    (A local helper: the warehouse's own model-name validation may replace it.)
-    """
-    name = (raw or "").strip()
-    if not name:
-        raise ValueError(f"model name must not be empty, got {raw!r}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise ValueError(f"model name must not contain control characters, got {raw!r}")
-    return name
 
 
 def parse_number(flag: str, raw: str | None, *, integer: bool = False, minimum: float | None = None,
@@ -81,23 +67,13 @@ def existing_file(flag: str, path: Path | None) -> Path | None:
 
 
 def _open(db, *, must_exist: bool, read_only: bool = False):
-    """The warehouse connection, or a one-line error (missing file, not DuckDB, locked...)."""
-    import duckdb
-
+    """The warehouse connection, or a one-line error (missing file or folder, not DuckDB, locked...)."""
     from warehouse.connect import connect
-    from warehouse.settings import db_path
-    path = db_path(db)
-    if path.exists() and not path.is_file():
-        fail(f"--db: not a file: {path}")
-    if must_exist and not path.exists():
-        fail(f"no warehouse at {path} (check --db / PACE_DB; `pace instances import PACK` creates one)")
-    if not path.exists() and not path.parent.is_dir():
-        fail(f"--db: folder {path.parent} does not exist (it is not created for you)")
+    from warehouse.errors import UserError
     try:
-        return connect(path, udfs=False, read_only=read_only)
-    except (duckdb.Error, RuntimeError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        fail(f"cannot open warehouse {path}: {first}")
+        return connect(db, udfs=False, read_only=read_only, create=not must_exist)
+    except UserError as exc:
+        fail(str(exc))
 
 
 @instances_app.command("import")
@@ -221,9 +197,11 @@ def run_command(
     from eval_runners.plan import load_plan_csv, plan_from_warehouse
     from eval_runners.pricing import PriceTable
     from eval_runners.run import RunBlocked, RunOptions, run_plan
+    from warehouse.errors import UserError
+    from warehouse.validate import model_name
     try:
-        model = clean_model_name(model)
-    except ValueError as exc:
+        model = model_name(model)
+    except UserError as exc:
         fail(str(exc))
     max_cost_v = parse_number("--max-cost", max_cost, minimum=0)
     concurrency_v = parse_number("--concurrency", concurrency, integer=True, minimum=1, maximum=1024)
@@ -271,11 +249,8 @@ def run_command(
             fail(redact(exc, key))
         except KeyboardInterrupt:
             fail("interrupted; answers received so far are stored, rerun to resume", EXIT_INTERRUPTED)
-        except Exception as exc:  # noqa: BLE001 - one line for the user; PACE_DEBUG=1 shows the traceback
-            if os.environ.get("PACE_DEBUG"):
-                raise
-            fail(f"run failed: {redact(f'{type(exc).__name__}: {exc}', key)} (answers received so far are "
-                 "stored; rerun to resume; PACE_DEBUG=1 shows the traceback)", EXIT_FAILED)
+        # anything else reaches pace's main(): one line (the traceback with --debug); the run row
+        # already says 'failed' and every answer received is stored, so a rerun resumes
     finally:
         con.close()
     _report(summary, key, as_json, dry_run)
@@ -335,7 +310,9 @@ def standalone_app() -> typer.Typer:
 
 
 def main():
-    standalone_app()()
+    """``python -m eval_runners``: the same commands, with pace's one-line error handling."""
+    from warehouse.cli import main as pace_main
+    pace_main()
 
 
 def mount(app: typer.Typer) -> None:

@@ -382,7 +382,7 @@ def test_model_name_trimmed_and_empty_refused(cli_db, tmp_path, chat_server):
     base = ["--db", str(cli_db), "--plan", str(tmp_path / "plan.csv"), "--base-url", srv.url, "--api-key", KEY]
     for bad in ("", "   ", "m\n1"):
         r = _cli(["run", bad, *base])
-        assert r.exit_code == 2 and r.stderr.startswith("error: model name") and r.stderr.count("\n") == 1
+        assert r.exit_code == 2 and r.stderr.startswith("error: MODEL") and r.stderr.count("\n") == 1
     assert _db_counts(cli_db) == [0, 0, 0] and not srv.requests
     r = _cli(["run", " Kimi-K2.5 ", *base])
     assert r.exit_code == 0, r.output
@@ -415,7 +415,7 @@ RUN_FLAGS = [
     (["--plan", "{bad_plan}"], "{bad_plan}"),
     (["--base-url", "localhost:8000"], "base URL must look like"),
     (["--db", "{missing_db}"], "no warehouse at"),
-    (["--db", "{not_duckdb}"], "cannot open warehouse"),
+    (["--db", "{not_duckdb}"], "is not a DuckDB database file"),
 ]
 
 
