@@ -162,28 +162,40 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
-    X_ability = X if collapsed is None else np.where(np.asarray(collapsed, bool), np.nan, X)
+    paces, rows_of, warnings = {}, {}, []
+    for t, target in enumerate(targets):
+        rows = np.asarray([i for i in np.asarray(train) if np.isfinite(Y[i, t])], dtype=np.int64)
+        if rows.size < 3:
+            raise ValueError(f"{target}: fewer than 3 training models with a target score")
+        z = np.full(X.shape[0], np.nan)
+        z[rows] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
+        paces[target], warn = _pace_logit_proxy(X, z, rows, count=count, seed=seed + 31 * t, n_jobs=n_jobs,
+                                                models=names)
+        rows_of[target] = rows
+        warnings += [f"{target}: {w}" for w in warn if "no target value" not in w]
+    # The ability never reads the instances a proxy selected: they were chosen because they separate the
+    # training models, so a model scored on them alone (a new model run on its plan) would look further
+    # from the average than it is. Without them its ability comes from the other instances it has.
+    selected = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]))
+    X_ability = X.copy()
+    X_ability[:, selected] = np.nan
+    if collapsed is not None:
+        X_ability[np.asarray(collapsed, bool)] = np.nan
     centres = instance_centres(X_ability, scale_rows)
     z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves, centres))
     scale = fit_ability_scale(z_leaf[np.asarray(scale_rows)])
     centres = np.where(np.isin(np.asarray(leaf_of_col), scale.leaves), centres, np.nan)
     theta = ability(scale, z_leaf)
+    floor_at = (chance_ability(scale, n_leaves), FLOOR_SCORE)
     proxies: dict[str, ShrunkProxy] = {}
-    warnings: list[str] = []
     for t, target in enumerate(targets):
-        rows = np.asarray([i for i in np.asarray(train) if np.isfinite(Y[i, t])], dtype=np.int64)
-        if rows.size < 3:
-            raise ValueError(f"{target}: fewer than 3 training models with a target score")
+        rows = rows_of[target]
         y = np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS)
-        z = np.full(X.shape[0], np.nan)
-        z[rows] = logit(y)
-        pace, warn = _pace_logit_proxy(X, z, rows, count=count, seed=seed + 31 * t, n_jobs=n_jobs, models=names)
-        warnings += [f"{target}: {w}" for w in warn if "no target value" not in w]
         n_inst = None if n_instances is None else np.asarray(n_instances, float)[rows, t]
         link = fit_logit_link(theta[rows], y, n_inst)
-        floor = fit_logit_link(theta[rows], y, n_inst, floor=(chance_ability(scale, n_leaves), FLOOR_SCORE))
+        floor = fit_logit_link(theta[rows], y, n_inst, floor=floor_at)
         th = theta[rows][np.isfinite(theta[rows])]
-        proxies[target] = ShrunkProxy(target, pace, link, float(th.min()), float(th.max()),
+        proxies[target] = ShrunkProxy(target, paces[target], link, float(th.min()), float(th.max()),
                                       float(th.std()) if th.size > 1 else 1.0, [names[i] for i in rows], floor)
     return ShrunkFit(scale, proxies, theta, centres, warnings)
 

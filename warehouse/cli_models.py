@@ -115,6 +115,9 @@ def loocv_abs(
         fail("compat implements the strict joint budget (the published headline path): add --strict-budget")
     validate.choice(missing, "--missing", ("mask", "zero", "auto"))
     validate.split_name(split)
+    if method == "compat" and auto_tune and split != "loo":
+        fail("compat's --auto-tune scores configurations on the evaluation predictions themselves; on a split it "
+             "would tune on the held-out models: use --split loo (the published protocol) or drop --auto-tune")
     check_budget_flags(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
     out = settings.user_path(out)
     check_names(out, "loocv-abs", ["abs_predictions.csv"])
@@ -187,6 +190,9 @@ def loocv_pair(
     out = settings.user_path(out)
     check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
     validate.split_name(split)
+    if method == "compat" and auto_tune and split != "loo":
+        fail("compat's --auto-tune scores configurations on the evaluation predictions themselves; on a split it "
+             "would tune on the held-out models: use --split loo (the published protocol) or drop --auto-tune")
     req = EvalRequest(split=split, method=method, count=count, B=B, seed=seed, auto_tune=auto_tune,
                       strict_budget=strict_budget,
                       m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=sources, targets=targets)

@@ -302,6 +302,9 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     if unknown:
         raise ValueError(f"--exclude names models the warehouse does not know: {', '.join(unknown)}")
     rows = [i for i, name in enumerate(m.models) if name not in set(req.exclude)]
+    if req.method == "compat":   # the published model list: models with target scores (see kernels.labelled_rows)
+        with_targets = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
+        rows = [i for i in rows if i in with_targets]
     m = m.subset(rows)
     models, X, P = m.models, m.X, m.P
     proxies, warnings = FITTERS[req.method](m, req) if "abs" in req.tasks else ([], [])

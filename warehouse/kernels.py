@@ -45,6 +45,8 @@ class FoldResult:
     configs: dict = field(default_factory=dict)
     selections: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    fold_configs: dict = field(default_factory=dict)
+    sweep: dict = field(default_factory=dict)
 
 
 def held_out_folds(m: Matrices, params: dict) -> list[list[int]] | None:
@@ -99,7 +101,11 @@ def compat_abs(m: Matrices, params: dict):
 
     folds = held_out_folds(m, params)
     if folds is None:
-        return run(m.X, m.P, m.models)
+        rows = labelled_rows(m)
+        if len(rows) == len(m.models):
+            return run(m.X, m.P, m.models)
+        result, kept = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        return on_rows(result, rows, len(m.models)), kept
     # The published loader gives every model a target (missing = 0), so held-out rows cannot be hidden by
     # masking: each held-out model is predicted by the published LOOCV on the training models plus itself.
     Y_pub = published_arrays(m.X, m.P)[3].astype(float)
@@ -110,11 +116,34 @@ def compat_abs(m: Matrices, params: dict):
     return FoldResult(pred, Y_pub), np.arange(m.X.shape[1])
 
 
+def labelled_rows(m: Matrices) -> list[int]:
+    """Rows of the models with a target score. The published pipeline's model list is exactly those: a
+    model with source scores only (an older model ingested for the ability scale) would enter it with
+    targets of 0."""
+    return [int(i) for i in np.flatnonzero(np.isfinite(m.target_means()).any(axis=1))]
+
+
+def on_rows(result, rows: list[int], n: int):
+    """A result computed on ``rows`` of the matrices, expanded back to all n rows (NaN elsewhere); fold
+    indices of its selections and configurations renumbered to the full row order."""
+    from dataclasses import replace
+
+    expand = np.full((n, np.asarray(result.pred).shape[1]), np.nan)
+    pred, actual = expand.copy(), expand.copy()
+    pred[rows], actual[rows] = np.asarray(result.pred, float), np.asarray(result.actual, float)
+    fold = {k: rows[k] for k in range(len(rows))}
+    selections = [replace(s, fold=fold.get(s.fold, s.fold)) for s in result.selections]
+    configs = getattr(result, "fold_configs", None) or {}
+    return FoldResult(pred, actual, configs=dict(result.configs), selections=selections,
+                      warnings=list(result.warnings), fold_configs={(fold.get(f, f), t): c
+                                                                   for (f, t), c in configs.items()})
+
+
 def _compat_fold_rows(m: Matrices, folds: list[list[int]]):
     """(held-out row i, rows = its fold's training models + i) for every held-out row: compat's published
     loader gives every model a target, so a held-out model is evaluated by the published LOOCV on exactly
     the models it may learn from plus itself."""
-    labelled = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
+    labelled = set(labelled_rows(m))
     for fold in folds:
         train = sorted(labelled - set(fold))
         for i in fold:
@@ -219,7 +248,16 @@ def compat_pair(m: Matrices, params: dict):
 
     folds = held_out_folds(m, params)
     if folds is None:
-        result, kept = run(m.X, m.P, m.models)
+        rows = labelled_rows(m)     # models with source scores only are not in the published model list
+        result, kept = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        if len(rows) < len(m.models):
+            n, T = len(m.models), len(m.targets)
+            margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+            margins[np.ix_(rows, rows)] = np.asarray(result.margins, float)
+            prob[np.ix_(rows, rows)] = np.asarray(result.prob, float)
+            actual = np.full((n, T), np.nan)
+            actual[rows] = np.asarray(result.actual, float)
+            result = PairFoldResult(margins, prob, actual, warnings=list(result.warnings))
         # the published rule: a zero margin is a predicted loss, never an abstention
         return result, kept, np.zeros(result.margins.shape, bool)
     # as compat_abs: each held-out model is evaluated by the published LOOCV on its training models plus itself

@@ -21,48 +21,22 @@ from statistics import NormalDist
 
 import duckdb
 
-# The default method also reads the model's ability from its leaf means (sql/054): a model run on the
-# proxies' instances only would have no score at all in many leaves. The plan adds, per leaf of the
-# current ability scale where the model has fewer than ABILITY_PANEL scores, that many of the leaf's
-# instances (the ones whose training mean is closest to 1/2: the most informative for a 0/1 score).
-ABILITY_PANEL = 3
 
 # |weight| at or below this is 0 (fitted weights of dropped columns come back as exact zeros or
 # as round-off of order 1e-17).
 ZERO_WEIGHT = 1e-12
 
 _MISSING = """
-    WITH mine AS (
-        SELECT * FROM scores WHERE model = $model AND score IS NOT NULL
-    ),
-    useful AS (
+    WITH useful AS (
         SELECT benchmark, subdir, instance_id
         FROM proxy_instances
         GROUP BY ALL
-        HAVING max(abs(weight)) > $zero
-    ),
-    panel AS (
-        SELECT benchmark, subdir, instance_id FROM (
-            SELECT a.benchmark, a.subdir, a.instance_id,
-                   row_number() OVER (PARTITION BY a.benchmark, a.subdir
-                                      ORDER BY abs(a.centre - 0.5), a.instance_id) AS k
-            FROM proxy_ability_instances AS a
-            WHERE a.fit_id IN (SELECT fit_id FROM current_fits WHERE link = 'logit'))
-        WHERE k <= $panel
-    ),
-    thin_leaves AS (   -- leaves of the scale where the model has fewer than $panel scores
-        SELECT DISTINCT p.benchmark, p.subdir FROM panel AS p
-        LEFT JOIN (SELECT benchmark, subdir, count(*) AS n FROM mine GROUP BY ALL) AS h USING (benchmark, subdir)
-        WHERE coalesce(h.n, 0) < $panel
-    ),
-    wanted AS (
-        SELECT * FROM useful
-        UNION
-        SELECT p.* FROM panel AS p SEMI JOIN thin_leaves AS t USING (benchmark, subdir)
+        HAVING max(abs(weight)) > ?
     )
-    SELECT w.benchmark, w.subdir, w.instance_id
-    FROM wanted AS w
-    ANTI JOIN mine AS s USING (benchmark, subdir, instance_id)
+    SELECT u.benchmark, u.subdir, u.instance_id
+    FROM useful AS u
+    ANTI JOIN (SELECT * FROM scores WHERE model = ? AND score IS NOT NULL) AS s
+      USING (benchmark, subdir, instance_id)
     ORDER BY ALL"""
 
 _ZERO_ONLY = """
@@ -97,10 +71,8 @@ _VARIANCE = """
 
 def plan_rows(con: duckdb.DuckDBPyConnection, model: str) -> list[tuple[str, str, str]]:
     """(benchmark, subdir, instance_id) of every instance with a non-zero weight in a current fit
-    that ``model`` has no usable score for, plus the ability panel (see ABILITY_PANEL). Empty when
-    there is no fit (see :func:`has_fits`)."""
-    return [tuple(r) for r in con.execute(_MISSING, {"model": model, "zero": ZERO_WEIGHT,
-                                                      "panel": ABILITY_PANEL}).fetchall()]
+    that ``model`` has no usable score for. Empty when there is no fit (see :func:`has_fits`)."""
+    return [tuple(r) for r in con.execute(_MISSING, [ZERO_WEIGHT, model]).fetchall()]
 
 
 def zero_weight_left_out(con: duckdb.DuckDBPyConnection, model: str) -> int:

@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import run_pace
 from warehouse.connect import connect
 from warehouse.fit import FitRequest, fit_and_store, interval_offsets, loo_interval_coverage
-from warehouse.plan import ABILITY_PANEL, plan_rows
+from warehouse.plan import plan_rows
 
 HELD_OUT = None
 
@@ -68,13 +68,9 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     newcomer = "Newcomer-1"
     assert con.execute("SELECT count(*) FROM predictions WHERE model = ?", [newcomer]).fetchall()[0][0] == 0
     plan = plan_rows(con, newcomer)
-    # every instance that weighs something in a current fit (zero-weight ones change nothing), plus the
-    # ability panel of the default method: ABILITY_PANEL instances per leaf of its scale
-    weighted = con.execute("""SELECT count(*) FROM (SELECT benchmark, subdir, instance_id FROM proxy_instances
-                              GROUP BY ALL HAVING max(abs(weight)) > 1e-12)""").fetchall()[0][0]
-    leaves = con.execute("SELECT count(*) FROM proxy_leaves JOIN (SELECT DISTINCT fit_id FROM current_fits) "
-                         "USING (fit_id)").fetchall()[0][0]
-    assert leaves > 0 and weighted <= len(plan) <= weighted + ABILITY_PANEL * leaves
+    # every instance that weighs something in a current fit (zero-weight ones change nothing)
+    assert len(plan) == con.execute("""SELECT count(*) FROM (SELECT benchmark, subdir, instance_id FROM proxy_instances
+                                       GROUP BY ALL HAVING max(abs(weight)) > 1e-12)""").fetchall()[0][0]
     # copy the held-out model's scores on the planned instances, in two batches, as a runner would
     source = dict(((b, s, i), v) for b, s, i, v in con.execute(
         "SELECT benchmark, subdir, instance_id, score FROM scores WHERE model = ?", [held_out]).fetchall())
@@ -89,6 +85,10 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     assert all(seen[1][t][1] > seen[0][t][1] for t in seen[1])          # coverage grows
     assert con.execute("SELECT count(*) FROM proxy_fits").fetchall()[0][0] == fits_before   # no refit
     assert len(plan_rows(con, newcomer)) == len(plan) - len(todo)
+    # run on its plan only, it has none of the instances behind the ability scale (the proxies' own are left
+    # out of it): the prediction is the Pace part alone, and no out-of-range verdict is made
+    assert {a for (a,) in con.execute("SELECT DISTINCT ability FROM predictions WHERE model = ?",
+                                      [newcomer]).fetchall()} == {None}
     # with every source score of the held-out model it gets exactly the same prediction
     con.execute("""INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, 'runner', 'run:test',
                    now() FROM scores s JOIN benchmarks USING (benchmark)
