@@ -45,7 +45,9 @@ import numpy as np  # noqa: E402
 from ingest.load import ingest_tree  # noqa: E402
 from models.baselines import loocv_benchmark_ridge, loocv_random_c, loocv_train_mean  # noqa: E402
 from models.compat import loocv_abs_autotune  # noqa: E402
-from models.default import loocv_abs_default, masked_metrics, target_means  # noqa: E402
+from models.default import loocv_abs_default  # noqa: E402
+from models.inputs import target_means  # noqa: E402
+from models.metrics import masked_metrics  # noqa: E402
 from models.nested import loocv_abs_autotune_nested  # noqa: E402
 from warehouse.aliases import add_alias  # noqa: E402
 from warehouse.connect import connect  # noqa: E402
