@@ -80,9 +80,9 @@ def spark_script(views: list[str], tables: list[str],
     head = [
         "-- Pace Warehouse views in Spark SQL (transpiled by sqlglot from the warehouse's sql/ files).",
         f"-- Set {EXPORT_VARIABLE} to this export's folder, then run every statement, e.g.",
-        f"--   spark-sql -d {EXPORT_VARIABLE}=/path/to/export -f spark/views.sql",
+        f"--   spark-sql -d {EXPORT_VARIABLE}=/path/to/export -i spark/views.sql -e 'SELECT * FROM predictions'",
         f"--   or in PySpark: spark.conf.set('{EXPORT_VARIABLE}', path), then spark.sql() each statement",
-        "--   (each ends with ';' at the end of a line).",
+        "--   of this file (each ends with ';' at the end of a line: split on ';\\n').",
         "-- Partition values stay strings (a benchmark named 2024 is not a number).",
     ]
     statements = ["SET spark.sql.sources.partitionColumnTypeInference.enabled=false"]
@@ -93,12 +93,10 @@ def spark_script(views: list[str], tables: list[str],
             statements.append(to_spark(view, sources))
         except NotTranspilable as exc:
             left_out[view] = str(exc)
-            statements.append(f"-- {view}: not written for Spark: {exc}")
-    body = "".join(s + ("\n\n" if s.startswith("--") else ";\n\n") for s in statements)
-    return "\n".join(head) + "\n" + body, left_out
+    head += [f"-- {view}: not written for Spark: {why}" for view, why in left_out.items()]
+    return "\n".join(head) + "\n" + "".join(s + ";\n\n" for s in statements), left_out
 
 
 def split_statements(script: str) -> list[str]:
-    """The statements of a script written by :func:`spark_script`, comments removed."""
-    parts = re.split(r";\s*$", _strip_comments(script), flags=re.M)
-    return [p.strip() for p in parts if p.strip()]
+    """The statements of a script written by :func:`spark_script`, split as its header tells users to."""
+    return [p for p in script.split(";\n") if p.strip()]
