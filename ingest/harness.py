@@ -35,6 +35,14 @@ def import_results(con: duckdb.DuckDBPyConnection, kind: str, path: str | os.Pat
                    *, model: str | None = None, lake: str | os.PathLike | None = None, prune: bool = False,
                    strict: bool = False, duplicates: str = "first", progress=None) -> IngestReport:
     """Import the harness output at ``path`` (a file or a folder) with the map at ``map_path``."""
+    units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=progress)
+    return load_units(con, units, report, lake, prune=prune, strict=strict, duplicates=duplicates)
+
+
+def read_results(kind: str, path: str | os.PathLike, map_path: str | os.PathLike, *, model: str | None = None,
+                 duplicates: str = "first", progress=None) -> tuple[list[Unit], IngestReport]:
+    """Read and check every file at ``path`` with the map, touching no warehouse: the units to store
+    and the report so far (the reader's anomalies and notes). Any bad input raises here."""
     if kind not in KINDS:
         raise IngestError(str(path), f"unknown format {kind!r} (known: {', '.join(KINDS)})")
     check_duplicates_policy(duplicates, str(path))
@@ -74,4 +82,5 @@ def import_results(con: duckdb.DuckDBPyConnection, kind: str, path: str | os.Pat
     if unused:
         report.notes.append(f"map tasks with no file here: {', '.join(unused)}")
     report.files = len(units)
-    return load_units(con, units, report, lake, prune=prune, strict=strict, duplicates=duplicates, started=started)
+    report.seconds = time.perf_counter() - started
+    return units, report

@@ -27,7 +27,8 @@ LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _NOT_LOGS = {"logs.json"}          # Inspect's own listing of a log folder
 
 
-def _reader():
+def log_reader():
+    """Inspect's own log reader, or None when inspect_ai is not installed."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -103,7 +104,7 @@ def _sample_id(sample, ident: str, name: str) -> str:
 def read(path: Path, hmap: HarnessMap, model: str | None, duplicates: str) -> FileRead:
     """Parse one log with the map; a task the map does not name is returned without leaves."""
     name = str(path)
-    read_eval_log = _reader()
+    read_eval_log = log_reader()
     if read_eval_log is None:
         raise IngestError(name, "reading Inspect logs needs inspect_ai: pip install 'pace-warehouse[inspect]'")
     data = path.read_bytes()

@@ -162,7 +162,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     units are no-ops, changed ones replace exactly their rows, all or nothing, anomalies reported,
     provenance recorded, the lake kept equal to ``scores``. ``report`` arrives with the tree's identity
     (and any anomalies the reader found) and is returned filled in."""
-    started = time.perf_counter() if started is None else started
+    started = time.perf_counter() - report.seconds if started is None else started
     root, tree, synthetic = Path(report.root), report.tree, report.synthetic
     lake = Path(lake) if lake is not None else lake_of(con)
     _check_mixing(con, root, tree, synthetic)

@@ -32,21 +32,22 @@ DupOpt = Annotated[str, typer.Option(
 
 def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, duplicates, json_out) -> None:
     from ingest.csvfile import DUPLICATE_POLICIES
-    from ingest.harness import READERS, import_results
+    from ingest.harness import READERS, read_results
     from ingest.harness_map import load_map
     from ingest.lake import lake_of
+    from ingest.load import load_units
 
     validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
     if model is not None:
         model = validate.model_name(model, "--model")
     path, map_path = settings.user_path(path), settings.user_path(map_path)
-    load_map(map_path, kind)                          # a bad map or PATH fails before any warehouse is opened
+    load_map(map_path, kind)
     total = len(READERS[kind].discover(path))
     bar, advance = progress_bar(total, f"import {kind}", not json_out)
+    with bar:                                       # every file is read and checked before the warehouse opens
+        units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=advance)
     con = open_write(db, create=True)
-    with bar:
-        report = import_results(con, kind, path, map_path, model=model, lake=lake_of(con, lake), prune=prune,
-                                strict=strict, duplicates=duplicates, progress=advance)
+    report = load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates)
     if json_out:
         emit_json(report.to_dict())
     else:

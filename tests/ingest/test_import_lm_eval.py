@@ -203,6 +203,14 @@ def test_a_bad_map_is_one_line_naming_the_map_and_its_line(tmp_path, lm_run, tex
     assert not (tmp_path / "new.duckdb").exists()            # a bad map fails before a warehouse is created
 
 
+def test_a_bad_file_fails_before_a_warehouse_is_created(tmp_path, lm_run):
+    path = next(lm_run.rglob("samples_ifeval_*.jsonl"))
+    path.write_text(path.read_text() + "{broken\n")
+    result = run_pace("import", "lm-eval", lm_run, "--map", tmp_path / "map.toml", "--db", tmp_path / "new.duckdb")
+    assert result.exit_code == 2 and f"{path}:4: not a JSON line" in result.stderr, result
+    assert not (tmp_path / "new.duckdb").exists()
+
+
 def test_the_command_line(tmp_path, lm_run, small_tree):
     db = tmp_path / "cli.duckdb"
     assert run_pace("ingest", small_tree, "--db", db, "--no-progress").exit_code == 0
@@ -229,3 +237,17 @@ def test_a_synthetic_warehouse_refuses_real_imports(tmp_path, lm_run):
     with pytest.raises(IngestError, match="refusing to mix"):
         import_results(con, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "slake")
 
+
+
+def test_inspect_logs_without_inspect_ai_are_refused_naming_the_extra(tmp_path, monkeypatch):
+    """(Here, not in test_import_inspect.py, which is skipped when inspect_ai is absent.)"""
+    from ingest import inspect_log
+
+    monkeypatch.setattr(inspect_log, "log_reader", lambda: None)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "run.eval").write_bytes(b"PK\x03\x04")
+    (tmp_path / "m.toml").write_text('[tasks.t]\nbenchmark = "b"\nmetric = "match"\n')
+    result = run_pace("import", "inspect", tmp_path / "logs", "--map", tmp_path / "m.toml",
+                      "--db", tmp_path / "w.duckdb")
+    assert result.exit_code == 2 and "pip install 'pace-warehouse[inspect]'" in result.stderr, result
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "w.duckdb").exists()
