@@ -251,3 +251,16 @@ def test_inspect_logs_without_inspect_ai_are_refused_naming_the_extra(tmp_path, 
                       "--db", tmp_path / "w.duckdb")
     assert result.exit_code == 2 and "pip install 'pace-warehouse[inspect]'" in result.stderr, result
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "w.duckdb").exists()
+
+
+def test_the_readmes_example_maps_are_valid(tmp_path):
+    import re
+
+    from ingest.harness_map import load_map
+    from tests.conftest import REPO
+
+    blocks = re.findall(r"```toml\n(# (\S+)\.toml:.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert sorted(kind for _, kind in blocks) == ["inspect", "lm-eval"]
+    for text, kind in blocks:
+        (tmp_path / f"{kind}.toml").write_text(text)
+        assert load_map(tmp_path / f"{kind}.toml", kind).tasks
