@@ -264,3 +264,15 @@ def test_the_readmes_example_maps_are_valid(tmp_path):
     for text, kind in blocks:
         (tmp_path / f"{kind}.toml").write_text(text)
         assert load_map(tmp_path / f"{kind}.toml", kind).tasks
+
+
+def test_rows_deleted_by_hand_are_named_by_doctor_and_reloaded_by_the_import(wh, lm_run, tmp_path):
+    from warehouse.doctor import run_doctor
+
+    import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")
+    wh.execute("DELETE FROM scores WHERE benchmark = 'ifeval' AND instance_id = '1'")
+    report = run_doctor(wh, repair=False)
+    assert any(f"`pace import lm-eval {lm_run.resolve()} --map MAP` reloads them" in p for p in report["problems"])
+    again = import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")
+    assert (again.files_reloaded, again.rows_written) == (2, 6)
+    assert wh.execute("SELECT count(*) FROM scores WHERE model = ?", [MODEL]).fetchone()[0] == 8
