@@ -19,7 +19,8 @@ import_app = typer.Typer(
 
 MapOpt = Annotated[Path, typer.Option(
     "--map", envvar="PACE_IMPORT_MAP", show_envvar=True,
-    help="TOML map: [tasks.<task>] benchmark, metric (or subdir -> metric), id, ... (see README).")]
+    help="TOML map, one table tasks.<task> per harness task: benchmark, metric (or subdir -> metric), "
+         "id, ... (see README).")]
 ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", help="The model's name in the warehouse (default: the map's `model`, else the harness's own).")]
 LakeOpt = Annotated[Optional[Path], typer.Option(

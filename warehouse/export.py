@@ -29,6 +29,9 @@ VIEWS = ["models", "target_means", "coverage", "model_ability", "instance_stats"
          "current_fits", "proxy_instances", "predictions", "pair_predictions", "loocv_metrics",
          "loocv_pair_metrics"]
 INTERNAL_VIEWS: list[str] = []
+# User views that cannot mean the same on Spark, with the reason (left out of spark/views.sql, the
+# reason written in its header; the Spark test skips them). Empty: every view in VIEWS runs there.
+NOT_FOR_SPARK: dict[str, str] = {}
 # The runner's calls, so another team can re-grade without paying for the calls again: every response
 # with its grade and grader version, the runs, and the instance packs the prompts came from (their
 # local asset folder left out). Text is scrubbed of anything shaped like a credential on the way out.
@@ -119,7 +122,7 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: bool
     out = Path(out)
     require_empty_or_ours(out, GROUP, overwrite)
     docs = schema_docs()
-    spark, _ = spark_script(VIEWS, TABLES + RUNNER_TABLES)
+    spark, _ = spark_script(VIEWS, TABLES + RUNNER_TABLES, not_for_spark=NOT_FOR_SPARK)
     written = []
     esc = lambda p: str(p).replace("'", "''")  # noqa: E731
     with output_run(out, GROUP, note="pace export") as staging:
