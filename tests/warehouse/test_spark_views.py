@@ -120,6 +120,7 @@ def spark():
     from pyspark.sql import SparkSession
 
     session = (SparkSession.builder.master("local[1]").appName("pace-views-check")
+               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "1").config("spark.default.parallelism", "1")
                .config("spark.sql.adaptive.enabled", "false")
