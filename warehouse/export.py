@@ -33,10 +33,11 @@ INTERNAL_VIEWS: list[str] = []
 # reason written in its header; the Spark test skips them). Empty: every view in VIEWS runs there.
 NOT_FOR_SPARK: dict[str, str] = {}
 # The runner's calls, so another team can re-grade without paying for the calls again: every response
-# with its grade and grader version, the runs, and the instance packs the prompts came from (their
-# local asset folder left out). Text is scrubbed of anything shaped like a credential on the way out.
+# with its grade and grader version, the runs, and the instance packs the prompts came from. Local
+# details stay home (the packs' asset folder; the process identity a run keeps for its liveness
+# check), and text is scrubbed of anything shaped like a credential on the way out.
 RUNNER_TABLES = ["runs", "responses", "runner_calls", "instances"]
-_RUNNER_DROP = {"instances": {"asset_root"}}
+_RUNNER_DROP = {"instances": {"asset_root"}, "runs": {"pid", "host", "pid_started", "heartbeat_at"}}
 _SECRET_PATTERNS = [
     (r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+", r"\1***"),
     (r"\bsk-[A-Za-z0-9_-]{20,}", "sk-***"),                   # OpenAI / Anthropic style keys

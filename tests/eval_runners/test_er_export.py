@@ -44,6 +44,8 @@ def test_export_holds_responses_and_grades_without_secrets(tmp_path, chat_server
                             ORDER BY 1""").fetchall()
     assert graded == [("0", "ok", 1.0), ("1", "ok", 1.0), ("2", "ok", 1.0), ("3", "ok", 0.0)]
     assert "asset_root" not in [c[0] for c in ex.execute(f"DESCRIBE '{out}/instances.parquet'").fetchall()]
+    run_columns = [c[0] for c in ex.execute(f"DESCRIBE '{out}/runs.parquet'").fetchall()]
+    assert "status" in run_columns and not {"pid", "host"} & set(run_columns)
     assert ex.execute(f"SELECT count(*) FROM '{out}/instances.parquet'").fetchone()[0] == 4
 
     # no exported text anywhere holds the key or the URL's password
