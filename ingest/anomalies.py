@@ -36,7 +36,10 @@ def _closest_model(name: str, known: set[str]) -> str | None:
     return close[0] if close else None
 
 
-def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
+def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) -> list[Anomaly]:
+    """``imported``: the rows come from ``pace import`` (usually one model's harness output), so
+    "models missing from a leaf" is not asked; instead imported ids that the leaf's other rows do
+    not know are reported (a wrong ``id`` in the map is the likely cause)."""
     out: list[Anomaly] = []
     known = {m for (m,) in con.execute(
         "SELECT DISTINCT s.model FROM scores s JOIN benchmarks b USING (benchmark) WHERE b.role = 'source'"
@@ -54,8 +57,11 @@ def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
                 out.append(Anomaly("unknown_model", _short(paths, 3),
                                    f"file name {model!r} is not a known model (no source rows){hint}"))
 
+    if imported:
+        out += _unknown_ids(con)
+
     # Known models without a file in a leaf.
-    rows = con.execute(f"""
+    rows = [] if imported else con.execute(f"""
         WITH leaves AS (SELECT DISTINCT benchmark, subdir FROM ({_TREE_ROWS})),
              present AS (SELECT DISTINCT benchmark, subdir, model FROM ({_TREE_ROWS}))
         SELECT l.benchmark, l.subdir, list(k.model ORDER BY k.model)
@@ -127,3 +133,24 @@ def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
                       "(a harness or answer-format failure?)")
         out.append(Anomaly(f"collapsed_{reason}", where, detail + "; left out of the ability scale"))
     return out
+
+
+def _unknown_ids(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
+    """Imported leaves whose ids are not all among the ids other files already hold for the leaf."""
+    rows = con.execute(f"""
+        WITH mine AS (SELECT DISTINCT benchmark, subdir, instance_id FROM ({_TREE_ROWS})),
+        others AS (
+            SELECT DISTINCT s.benchmark, s.subdir, s.instance_id FROM scores s
+            SEMI JOIN (SELECT DISTINCT benchmark, subdir FROM mine) l USING (benchmark, subdir)
+            WHERE s.source_ref NOT IN (SELECT path FROM tree_files)),
+        known AS (SELECT benchmark, subdir, count(*) AS n FROM others GROUP BY ALL)
+        SELECT m.benchmark, m.subdir, count(*), count(*) FILTER (WHERE o.instance_id IS NULL), any_value(k.n),
+               list(m.instance_id ORDER BY m.instance_id) FILTER (WHERE o.instance_id IS NULL)
+        FROM mine m JOIN known k USING (benchmark, subdir)
+        LEFT JOIN others o USING (benchmark, subdir, instance_id)
+        GROUP BY ALL HAVING count(*) FILTER (WHERE o.instance_id IS NULL) > 0
+        ORDER BY ALL""").fetchall()
+    return [Anomaly("unknown_ids", _leaf(benchmark, subdir),
+                    f"{n_new} of {n_mine} imported ids are not among the {n_known} ids the leaf already holds "
+                    f"(e.g. {_short(list(new_ids), 3)}): check `id` in the map", items=list(new_ids))
+            for benchmark, subdir, n_mine, n_new, n_known, new_ids in rows]

@@ -127,21 +127,30 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
         metric = pa.nulls(table.num_rows, pa.string())
     else:
         metric = table.column("metric_name")
-    ids = pc.utf8_trim_whitespace(ids)
-    values = parse_scores(scores)
-    out = pa.table({"instance_id": ids, "score": values, "metric_name": metric})
+    table = pa.table({"instance_id": pc.utf8_trim_whitespace(ids), "score": parse_scores(scores),
+                      "metric_name": metric})
+    return finish_rows(name, sha256_of(data), layout, table, duplicates)
+
+
+def finish_rows(name: str, sha256: str, layout: str, table: pa.Table, duplicates: str = "first",
+                line_of=lambda row: row + 2) -> ParsedFile:
+    """Apply the repeated-id policy to parsed rows (``instance_id`` string, ``score`` float64 with NULL
+    for no usable score, ``metric_name``) and count what was dropped. Every reader of score rows (the
+    CSV tree, the harness importers) ends here, so repeated ids are handled and reported alike.
+    ``line_of(row)`` is the line an error about row ``row`` (0-based) points at."""
+    out = table
     n_rows = out.num_rows
     n_runs, run_means, conflicts = 1, [], []
-    if pc.count_distinct(ids).as_py() < n_rows:
+    if pc.count_distinct(out.column("instance_id")).as_py() < n_rows:
         n_runs, run_means = repeated_runs(out)
         conflicts = conflicting_ids(out)
         if duplicates == "error":
-            line = _first_repeat(out) + 2
-            raise IngestError(name, f"id {out.column('instance_id')[line - 2].as_py()!r} repeats an earlier id"
+            row = _first_repeat(out)
+            raise IngestError(name, f"id {out.column('instance_id')[row].as_py()!r} repeats an earlier id"
                               + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
-                              + "; --duplicates first|last chooses which row to keep", line=line)
+                              + "; --duplicates first|last chooses which row to keep", line=line_of(row))
         out = _occurrences(out, last=duplicates == "last")
-    return ParsedFile(sha256=sha256_of(data), layout=layout, table=out,
+    return ParsedFile(sha256=sha256, layout=layout, table=out,
                       n_duplicates=n_rows - out.num_rows, n_null_scores=out.column("score").null_count,
                       n_runs=n_runs, run_means=run_means, conflicting_ids=conflicts)
 

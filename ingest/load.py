@@ -21,8 +21,11 @@ import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import numpy as np
@@ -111,72 +114,106 @@ def _check_mixing(con, root: Path, tree: str, synthetic: bool) -> None:
                       "its own demo_warehouse/)")
 
 
+@dataclass
+class Unit:
+    """One score file's worth of rows, as ``score_files`` records it: a CSV file of a results tree,
+    or one leaf of a harness file that ``pace import`` reads (see :mod:`ingest.harness`).
+
+    ``sha256`` is the source file's; ``mapping`` (imports only) the map entry that turned it into
+    rows, so an unchanged file under a changed map is read again. ``parse`` is called only when the
+    unit is new or changed."""
+    sf: ScoreFile
+    sha256: str
+    parse: Callable[[], ParsedFile]
+    mapping: str | None = None
+
+
+def check_duplicates_policy(duplicates: str, where: str) -> None:
+    if duplicates not in DUPLICATE_POLICIES:
+        raise IngestError(where, f"--duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, "
+                          f"not {duplicates!r}")
+
+
 def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: str | os.PathLike | None = None, *,
                 prune: bool = False, strict: bool = False, progress=None, duplicates: str = "first") -> IngestReport:
     """Ingest the results tree at ``root``. ``progress`` is a callable(advance:int) or None.
 
     ``lake`` defaults to the warehouse's lake (:func:`ingest.lake.lake_of`). ``duplicates`` says
     which row of a repeated id is kept: ``first`` (published), ``last``, or ``error``."""
-    if duplicates not in DUPLICATE_POLICIES:
-        raise IngestError(str(root), f"--duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, "
-                          f"not {duplicates!r}")
+    check_duplicates_policy(duplicates, str(root))
     started = time.perf_counter()
     root = Path(root)
-    lake = Path(lake) if lake is not None else lake_of(con)
     files = discover(root)
     if not files:
         raise IngestError(str(root), "no score files (<benchmark>/[<subdir>/]<Model>.csv) in this directory")
-    tree, synthetic = tree_identity(root), is_synthetic_tree(root)
-    report = IngestReport(root=str(root), files=len(files), tree=tree, synthetic=synthetic)
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        hashed = list(pool.map(_read, files))
+    units = [Unit(sf, digest, partial(parse_bytes, str(sf.path), data, duplicates)) for sf, data, digest in hashed]
+    report = IngestReport(root=str(root), files=len(files), tree=tree_identity(root),
+                          synthetic=is_synthetic_tree(root))
+    return load_units(con, units, report, lake, prune=prune, strict=strict, progress=progress,
+                      duplicates=duplicates, started=started)
+
+
+def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: IngestReport,
+               lake: str | os.PathLike | None = None, *, prune: bool = False, strict: bool = False, progress=None,
+               duplicates: str = "first", started: float | None = None) -> IngestReport:
+    """Store the units of one tree (``report.tree``) with every guarantee of ``pace ingest``: unchanged
+    units are no-ops, changed ones replace exactly their rows, all or nothing, anomalies reported,
+    provenance recorded, the lake kept equal to ``scores``. ``report`` arrives with the tree's identity
+    (and any anomalies the reader found) and is returned filled in."""
+    started = time.perf_counter() - report.seconds if started is None else started
+    root, tree, synthetic = Path(report.root), report.tree, report.synthetic
+    lake = Path(lake) if lake is not None else lake_of(con)
     _check_mixing(con, root, tree, synthetic)
 
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
-    model_of = _resolve_models(files, aliases)
+    model_of = _resolve_models([u.sf for u in units], aliases)
     stored = {r[0]: r[1:] for r in con.execute("""
         WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
         SELECT f.path, f.sha256, f.model, f.tree, f.n_rows, coalesce(f.duplicates, 'first'), f.n_duplicates,
-               coalesce(p.n, 0)
+               coalesce(p.n, 0), f.mapping
         FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
 
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        hashed = list(pool.map(_read, files))
     todo, adopted = [], []
-    for sf, data, digest in hashed:
+    for unit in units:
+        sf, digest = unit.sf, unit.sha256
         if sf.rel not in stored:
             report.files_new += 1
-            todo.append((sf, data))
+            todo.append(unit)
             continue
-        sha, model, old_tree, n_rows, policy, n_dups, present = stored[sf.rel]
+        sha, model, old_tree, n_rows, policy, n_dups, present, mapping = stored[sf.rel]
+        same = sha == digest and model == model_of[sf.rel] and mapping == unit.mapping
         if old_tree is not None and old_tree != tree:
             report.anomalies.append(Anomaly("other_tree", sf.rel, f"was ingested from {old_tree}; "
                                             "this tree's file replaces it"))
-        elif sha == digest and model == model_of[sf.rel] and present != n_rows:
+        elif same and present != n_rows:
             report.files_reloaded += 1
             report.anomalies.append(Anomaly("reloaded_rows", sf.rel, f"{n_rows - present} of its {n_rows} rows "
                                             "were missing from scores (deleted outside ingest): reloaded"))
-            todo.append((sf, data))
+            todo.append(unit)
             continue
-        elif sha == digest and model == model_of[sf.rel] and (n_dups == 0 or policy == duplicates):
+        elif same and (n_dups == 0 or policy == duplicates):
             if old_tree is None:
                 adopted.append(sf.rel)
             continue
         report.files_changed += 1
-        todo.append((sf, data))
-    report.files_unchanged = len(files) - len(todo)
+        todo.append(unit)
+    report.files_unchanged = len(units) - len(todo)
 
-    def parse(item):
-        sf, data = item
-        pf = parse_bytes(str(sf.path), data, duplicates)
+    def parse(unit: Unit):
+        pf = unit.parse()
         if progress:
             progress(1)
-        return sf, pf
+        return unit.sf, pf
 
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         parsed = list(pool.map(parse, todo))   # the first bad file (in tree order) raises here
     if progress and report.files_unchanged:
         progress(report.files_unchanged)
+    mapping_of = {u.sf.rel: u.mapping for u in units}
 
-    current = {sf.rel for sf in files}
+    current = {u.sf.rel for u in units}
     disappeared = sorted(p for p, info in stored.items() if info[2] == tree and p not in current)
     report.files_disappeared = len(disappeared)
 
@@ -206,14 +243,14 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         staging.mkdir(parents=True)
         from_rows = lake_writer.submit(write_lake_from_rows, staging, staged, parsed, model_of, fresh, recorded_at)
         if parsed:
-            _insert(con, staged, parsed, model_of, report, recorded_at, tree, synthetic, duplicates)
+            _insert(con, staged, parsed, model_of, report, recorded_at, tree, synthetic, duplicates, mapping_of)
             affected |= new_benchmarks
         report.files_pruned = len(disappeared) if prune else 0
         if not prune:
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
-        report.anomalies += find_anomalies(con)
+        report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:
             raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n  "
                               + "\n  ".join(str(a) for a in report.anomalies))
@@ -238,7 +275,7 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
 
 
 def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recorded_at: datetime,
-            tree: str, synthetic: bool, duplicates: str) -> None:
+            tree: str, synthetic: bool, duplicates: str, mapping_of: dict[str, str | None]) -> None:
     meta = pa.table({
         "file_idx": pa.array(range(len(parsed)), pa.int32()),
         "path": [sf.rel for sf, _ in parsed],
@@ -257,6 +294,7 @@ def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recor
         "n_runs": pa.array([pf.n_runs for _, pf in parsed], pa.int32()),
         "run_means": pa.array([pf.run_means or None for _, pf in parsed], pa.list_(pa.float64())),
         "conflicting_ids": pa.array([pf.conflicting_ids or None for _, pf in parsed], pa.list_(pa.string())),
+        "mapping": pa.array([mapping_of.get(sf.rel) for sf, _ in parsed], pa.string()),
     })
     con.register("incoming_rows", staged)
     con.register("incoming_files", meta)

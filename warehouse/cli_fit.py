@@ -253,14 +253,36 @@ selections_app = typer.Typer(help="Selected instances in the published selection
 SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
 
 
+SELECTION_FORMATS = ("csv", "pace-bench")
+
+
 @selections_app.command("export")
 def selections_export(
-    out: Annotated[Path, typer.Argument(help="CSV to write.")],
-    run: Annotated[Optional[str], typer.Option("--run", help="A loocv run_id (default: the current fits).")] = None,
+    out: Annotated[Path, typer.Argument(help="CSV to write (--format csv), or a new or empty folder "
+                                        "(--format pace-bench).")],
+    run: Annotated[Optional[str], typer.Option("--run", help="A loocv run_id (default: the current fits; "
+                                               "csv only).")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv: the published selections CSV schema; pace-bench: "
+                                     "one <target>.jsonl per target as the PACE-Bench dataset lays it out, "
+                                     "plus pace_fit.json (the rest of the predictor).")] = "csv",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="pace-bench: reuse a folder an earlier export "
+                                            "wrote (only its own files are replaced).")] = False,
     db: DbOpt = None,
 ) -> None:
-    """Write mode,fold,target,benchmark,subdir,instance_id,col_idx,weight (H rows first, then D, as published);
-    col_idx is the position in this warehouse's source_columns (fragile by nature: key on the ids)."""
+    """Write the selected instances: the published selections CSV (mode,fold,target,benchmark,subdir,
+    instance_id,col_idx,weight; H rows first, then D; col_idx is the position in this warehouse's
+    source_columns, fragile by nature: key on the ids), or the current abs fits in the PACE-Bench layout."""
+    validate.choice(fmt, "--format", SELECTION_FORMATS)
+    if fmt == "pace-bench":
+        from warehouse.pace_bench import export_pace_bench
+
+        if run:
+            fail("--run applies to --format csv only (pace-bench exports the current fits)")
+        out = settings.user_path(out)
+        counts = export_pace_bench(open_read(db), out, overwrite=overwrite)
+        for target, n in counts.items():
+            typer.echo(f"{target:<22} {n:>5} instances -> {out / (target + '.jsonl')}")
+        return
     con = open_read(db)
     if run:
         query = """
@@ -290,18 +312,35 @@ def selections_export(
 
 @selections_app.command("import")
 def selections_import(
-    path: Annotated[Path, typer.Argument(help="A selections CSV (published schema), e.g. selections_C100.csv.")],
-    name: Annotated[Optional[str], typer.Option("--name", help="run_id to store it under.")] = None,
+    path: Annotated[Path, typer.Argument(help="A selections CSV (published schema), e.g. selections_C100.csv, "
+                                         "or a PACE-Bench folder of <target>.jsonl files.")],
+    name: Annotated[Optional[str], typer.Option("--name", help="run_id (csv) or fit_id (pace-bench) to store "
+                                                "it under.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv, pace-bench, or auto: a folder is pace-bench, a "
+                                     "file csv.")] = "auto",
     db: DbOpt = None,
 ) -> None:
-    """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored)."""
+    """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
+    PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict)."""
     from warehouse.selections import import_selections
 
+    validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
     path = settings.user_path(path)
-    if not path.is_file():
-        fail(f"no such file: {path}")
     if name is not None and not name.strip():
         fail("--name must not be empty")
+    if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
+        from warehouse.pace_bench import import_pace_bench
+
+        result = import_pace_bench(open_write(db), path, name.strip() if name else None)
+        for target, n in result["targets"].items():
+            how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
+            typer.echo(f"{target:<22} {n:>5} instances ({how})")
+        for note in result["notes"]:
+            typer.echo(f"note: {note}")
+        typer.echo(f"-> fit {result['fit_id']}, now the current abs fit of these targets. Next: pace plan MODEL")
+        return
+    if not path.is_file():
+        fail(f"no such file: {path}")
     con = open_write(db)
     try:
         run_id, n = import_selections(con, path, name)

@@ -1,0 +1,59 @@
+"""Another team reading the export with polars alone (scan_parquet over the hive-partitioned scores)
+gets the warehouse's numbers: target_means and predictions of one model are recomputed from the
+exported tables and compared with the exported views (DuckDB's) to 1e-9."""
+from __future__ import annotations
+
+import pytest
+
+pl = pytest.importorskip("polars", reason="polars is not installed (extra `polars`; `make test` installs it)")
+
+
+def _scores(export):
+    return pl.scan_parquet(export / "scores" / "**" / "*.parquet", hive_partitioning=True)
+
+
+def _one_model(export) -> str:
+    known = pl.read_parquet(export / "models.parquet").filter(pl.col("known")).sort("model")
+    return known["model"][0]
+
+
+def test_target_means_of_one_model_from_the_export(tiny_fitted):
+    _, export = tiny_fitted
+    model = _one_model(export)
+    targets = pl.scan_parquet(export / "benchmarks.parquet").filter(pl.col("role") == "target").select(
+        pl.col("benchmark"))
+    rows = _scores(export).join(targets, on="benchmark")
+    n_instances = rows.group_by("benchmark").agg(pl.struct("subdir", "instance_id").n_unique().alias("n"))
+    mine = (rows.filter(pl.col("model") == model).group_by("benchmark")
+            .agg(pl.col("score").fill_null(0).sum().alias("total")))
+    ours = (n_instances.join(mine, on="benchmark", how="left")
+            .select(pl.col("benchmark").alias("target"), (pl.col("total").fill_null(0) / pl.col("n")).alias("mean"))
+            .collect().sort("target"))
+    exported = (pl.read_parquet(export / "target_means.parquet").filter(pl.col("model") == model)
+                .select("target", "mean").sort("target"))
+    assert ours["target"].to_list() == exported["target"].to_list() and len(ours) == 4
+    assert max(abs(a - b) for a, b in zip(ours["mean"], exported["mean"])) <= 1e-9
+
+
+def test_predictions_of_one_model_from_the_export(tiny_fitted):
+    _, export = tiny_fitted
+    model = _one_model(export)
+    fits = pl.read_parquet(export / "proxy_fits.parquet").filter(pl.col("task") == "abs")
+    current = (fits.sort(["created_at", "fit_id"], descending=True)
+               .group_by("target", maintain_order=True).first())
+    weights = (pl.read_parquet(export / "proxy_weights.parquet")
+               .join(current.select("fit_id", "task", "target"), on=["fit_id", "task", "target"])
+               .group_by("target", "benchmark", "subdir", "instance_id")
+               .agg(pl.col("weight").sum(), pl.col("center").first()))
+    mine = _scores(export).filter((pl.col("model") == model) & pl.col("score").is_not_null()).select(
+        "benchmark", "subdir", "instance_id", "score").collect()
+    signal = (weights.join(mine, on=["benchmark", "subdir", "instance_id"], how="left")
+              .group_by("target").agg((pl.col("weight") * (pl.col("score") - pl.col("center")).fill_null(0))
+                                      .sum().alias("signal")))
+    ours = (signal.join(current, on="target")
+            .select("target", (pl.col("intercept") + pl.col("signal")).clip(pl.col("clamp_lo"), pl.col("clamp_hi"))
+                    .alias("predicted")).sort("target"))
+    exported = (pl.read_parquet(export / "predictions.parquet").filter(pl.col("model") == model)
+                .select("target", "predicted").sort("target"))
+    assert ours["target"].to_list() == exported["target"].to_list() and len(ours) == 4
+    assert max(abs(a - b) for a, b in zip(ours["predicted"], exported["predicted"])) <= 1e-9
