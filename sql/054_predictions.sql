@@ -12,7 +12,7 @@
 CREATE OR REPLACE VIEW predictions AS
 WITH fits AS (
     SELECT * FROM current_fits WHERE task = 'abs'
-    UNION ALL BY NAME
+    UNION ALL   -- the same columns: both are proxy_fits rows
     SELECT * FROM restricted_fits WHERE task = 'abs'
 ),
 candidates AS (

@@ -39,6 +39,9 @@ def tiny_fitted(tmp_path_factory):
     sync_lake(con, ["ifeval"])
     sources = ["planbench", "lifbench", "ifeval"]
     fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=sources))
+    # a restricted fit, as `pace predict` makes for a model lacking a source benchmark (restricted_fits)
+    fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=["planbench", "ifeval"], tasks=("abs",),
+                                  intervals=False, restricted_for="Orrin-4.5-Pro"))
     for task in ("abs", "pair"):
         store_eval(con, compute_eval(con, EvalRequest(count=12, B=10, seed=1, sources=sources), task))
     export_parquet(con, tmp / "export")

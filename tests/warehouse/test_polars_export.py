@@ -35,10 +35,35 @@ def test_target_means_of_one_model_from_the_export(tiny_fitted):
     assert max(abs(a - b) for a, b in zip(ours["mean"], exported["mean"])) <= 1e-9
 
 
+def _ability(export, fit_id: str, model: str, mine) -> float | None:
+    """The model's ability on the fit's scale (proxy_leaves, proxy_ability_instances; collapsed cells out)."""
+    import math
+
+    inst = pl.read_parquet(export / "proxy_ability_instances.parquet").filter(pl.col("fit_id") == fit_id)
+    leaves = pl.read_parquet(export / "proxy_leaves.parquet").filter(pl.col("fit_id") == fit_id)
+    collapsed = pl.read_parquet(export / "collapsed_scores.parquet").filter(pl.col("model") == model)
+    keys = ["benchmark", "subdir", "instance_id"]
+    levels = inst.group_by("benchmark", "subdir").agg(pl.col("centre").mean().alias("level"))
+    deviations = (mine.join(collapsed.select(keys), on=keys, how="anti").join(inst, on=keys)
+                  .group_by("benchmark", "subdir").agg((pl.col("score") - pl.col("centre")).mean().alias("dev")))
+    parts = levels.join(deviations, on=["benchmark", "subdir"]).join(leaves, on=["benchmark", "subdir"])
+    if parts.is_empty():
+        return None
+    num = den = 0.0
+    for row in parts.iter_rows(named=True):
+        p = min(max(row["level"] + row["dev"], 0.02), 0.98)
+        num += row["loading"] * (math.log(p / (1 - p)) - row["centre"]) / row["scale"]
+        den += row["loading"] ** 2
+    return num / den
+
+
 def test_predictions_of_one_model_from_the_export(tiny_fitted):
+    import math
+
     _, export = tiny_fitted
     model = _one_model(export)
-    fits = pl.read_parquet(export / "proxy_fits.parquet").filter(pl.col("task") == "abs")
+    fits = pl.read_parquet(export / "proxy_fits.parquet").filter((pl.col("task") == "abs")
+                                                                & pl.col("restricted_for").is_null())
     current = (fits.sort(["created_at", "fit_id"], descending=True)
                .group_by("target", maintain_order=True).first())
     weights = (pl.read_parquet(export / "proxy_weights.parquet")
@@ -50,10 +75,21 @@ def test_predictions_of_one_model_from_the_export(tiny_fitted):
     signal = (weights.join(mine, on=["benchmark", "subdir", "instance_id"], how="left")
               .group_by("target").agg((pl.col("weight") * (pl.col("score") - pl.col("center")).fill_null(0))
                                       .sum().alias("signal")))
-    ours = (signal.join(current, on="target")
-            .select("target", (pl.col("intercept") + pl.col("signal")).clip(pl.col("clamp_lo"), pl.col("clamp_hi"))
-                    .alias("predicted")).sort("target"))
-    exported = (pl.read_parquet(export / "predictions.parquet").filter(pl.col("model") == model)
-                .select("target", "predicted").sort("target"))
-    assert ours["target"].to_list() == exported["target"].to_list() and len(ours) == 4
-    assert max(abs(a - b) for a, b in zip(ours["predicted"], exported["predicted"])) <= 1e-9
+    ours = {}
+    for row in signal.join(current, on="target").iter_rows(named=True):
+        linear = min(max(row["intercept"] + row["signal"], row["clamp_lo"]), row["clamp_hi"])
+        if row["link"] != "logit":
+            ours[row["target"]] = linear
+            continue
+        theta = _ability(export, row["fit_id"], model, mine)
+        if theta is None:
+            z = linear
+        else:   # the default method: Pace part and ability link, gated by the distance outside the range
+            distance = max(row["ability_lo"] - theta, theta - row["ability_hi"], 0) / row["ability_sd"]
+            w = row["gate_base"] + (1 - row["gate_base"]) * min(distance / row["gate_width"], 1)
+            z = (1 - w) * linear + w * (row["struct_intercept"] + row["struct_slope"] * theta)
+        ours[row["target"]] = 1 / (1 + math.exp(-z))
+    exported = dict(pl.read_parquet(export / "predictions.parquet").filter(pl.col("model") == model)
+                    .select("target", "predicted").iter_rows())
+    assert sorted(ours) == sorted(exported) and len(ours) == 4
+    assert max(abs(ours[t] - exported[t]) for t in ours) <= 1e-9
