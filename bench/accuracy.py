@@ -212,7 +212,7 @@ def markdown(results: dict, variant: str = "first") -> str:
 
 def per_target(results: dict, method: str = "default", variant: str = "first") -> str:
     entry = results["real"][variant][method]
-    targets = [t for t in entry["loo"]["metrics"] if t != "AVERAGE"]
+    targets = sorted(t for t in entry["loo"]["metrics"] if t != "AVERAGE")
     lines = ["| split | " + " | ".join(targets) + " |", "|---" * (len(targets) + 1) + "|"]
     for split in SPLITS:
         m = entry[split]["metrics"]

@@ -150,14 +150,15 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
                train: np.ndarray, scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
                n_instances: np.ndarray | None = None,
                models: Sequence[str] | None = None, count: int = 100, seed: int = 42,
-               n_jobs: int = 1) -> ShrunkFit:
+               n_jobs: int = 1, also_selected: np.ndarray | None = None) -> ShrunkFit:
     """Fit the default predictor.
 
     X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
     where a cell collapsed (left out of the ability);
     leaf_of_col: (S,) leaf index of each column; train: rows whose targets train the proxies (rows with
     a NaN target are skipped per target); scale_rows: rows that fit the ability scale (no targets
-    needed); n_instances: (n, T) target instances behind each mean (link weights; default 1).
+    needed); n_instances: (n, T) target instances behind each mean (link weights; default 1);
+    also_selected: columns other proxies selected (e.g. the pairwise fit's), left out of the ability too.
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -176,7 +177,9 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     # The ability never reads the instances a proxy selected: they were chosen because they separate the
     # training models, so a model scored on them alone (a new model run on its plan) would look further
     # from the average than it is. Without them its ability comes from the other instances it has.
-    selected = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]))
+    selected = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]
+                                        + [np.asarray(also_selected if also_selected is not None else [],
+                                                      dtype=np.int64)]))
     X_ability = X.copy()
     X_ability[:, selected] = np.nan
     if collapsed is not None:

@@ -105,14 +105,16 @@ def _fit_instance(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list
     return out, list(res.warnings)
 
 
-def _fit_default(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
-    """models/shrinkage.py: the Pace proxy on the logit scale plus the source-ability link."""
+def _fit_default(m: Matrices, req: FitRequest, also_selected=None) -> tuple[list[StoredProxy], list[str]]:
+    """models/shrinkage.py: the Pace proxy on the logit scale plus the source-ability link. ``also_selected``:
+    columns the pairwise fit selected (a plan asks for them too, so the ability leaves them out)."""
     from models.shrinkage import GATE, W_BASE, fit_shrunk
 
     Y = m.target_means()
     fit = fit_shrunk(m.X, Y, m.targets, m.leaves, m.n_leaves, train=np.arange(len(m.models)),
                      scale_rows=np.arange(len(m.models)), collapsed=m.collapsed_mask(),
-                     n_instances=m.target_counts(), models=m.models, count=req.count, seed=req.seed, n_jobs=jobs())
+                     n_instances=m.target_counts(), models=m.models, count=req.count, seed=req.seed, n_jobs=jobs(),
+                     also_selected=also_selected)
     out = []
     rows = np.arange(len(m.models))
     for target, sp in fit.proxies.items():
@@ -307,9 +309,15 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         rows = [i for i in rows if i in with_targets]
     m = m.subset(rows)
     models, X, P = m.models, m.X, m.P
-    proxies, warnings = FITTERS[req.method](m, req) if "abs" in req.tasks else ([], [])
-    pair_proxies, pair_warnings = PAIR_FITTERS[req.method](m, req) if "pair" in req.tasks else ([], [])
-    warnings += pair_warnings
+    pair_proxies, warnings = PAIR_FITTERS[req.method](m, req) if "pair" in req.tasks else ([], [])
+    if "abs" in req.tasks:
+        pair_cols = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in pair_proxies] or
+                                             [np.zeros(0, np.int64)]))
+        proxies, abs_warnings = (_fit_default(m, req, also_selected=pair_cols) if req.method == "default"
+                                 else FITTERS[req.method](m, req))
+        warnings = abs_warnings + warnings
+    else:
+        proxies = []
     link = "logit" if proxies and proxies[0].link else "identity"
     empty = np.full((len(models), len(m.targets)), np.nan)
     actual, held_out = _split_predictions(m, req, None) if req.intervals and proxies else (empty, empty)

@@ -27,9 +27,12 @@ from warehouse.outputs import output_run, require_empty_or_ours
 
 GROUP = "pace-bench"
 FIT_FILE = "pace_fit.json"
+ABILITY_FILE = "pace_ability.json"   # the default method's ability scale (not a .jsonl: not a target)
 METHOD = "pace-bench"
 _FIT_FIELDS = ("method", "budget", "intercept", "clamp_lo", "clamp_hi", "resid_lo", "resid_hi", "interval_level",
-               "mix_weight", "trained_on", "data_hash")
+               "mix_weight", "trained_on", "data_hash", "link", "struct_intercept", "struct_slope",
+               "floor_intercept", "floor_slope", "gate_base", "gate_width", "ability_lo", "ability_hi",
+               "ability_sd", "oor_lo", "oor_hi", "sources", "loocv_mae")
 
 
 def export_pace_bench(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: bool = False) -> dict[str, int]:
@@ -58,6 +61,16 @@ def export_pace_bench(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: b
             entry.update(fit_id=fit_id, params=json.loads(params), created_at=created_at.isoformat())
             meta["targets"][target] = entry
         (staging / FIT_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        scale_fits = sorted({fit_id for _, fit_id, *_ in fits})
+        leaves = con.execute("""SELECT benchmark, subdir, centre, scale, loading FROM proxy_leaves
+                                WHERE fit_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY ALL""", [scale_fits]).fetchall()
+        if leaves:   # a default-method fit: its predictor also needs the ability scale
+            instances = con.execute("""SELECT DISTINCT benchmark, subdir, instance_id, centre FROM proxy_ability_instances
+                                       WHERE fit_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY ALL""",
+                                    [scale_fits]).fetchall()
+            (staging / ABILITY_FILE).write_text(json.dumps({
+                "leaves": [dict(zip(("benchmark", "subdir", "centre", "scale", "loading"), r)) for r in leaves],
+                "instances": [list(r) for r in instances]}), encoding="utf-8")
     return counts
 
 
@@ -125,6 +138,12 @@ def read_folder(folder: Path) -> tuple[dict[str, list[dict]], dict | None, str]:
         except ValueError as exc:
             raise UserError(f"{folder / FIT_FILE}: not JSON ({exc})") from None
         digest.update((folder / FIT_FILE).read_bytes())
+    if (folder / ABILITY_FILE).is_file() and isinstance(meta, dict):
+        try:
+            meta["ability"] = json.loads((folder / ABILITY_FILE).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise UserError(f"{folder / ABILITY_FILE}: not JSON ({exc})") from None
+        digest.update((folder / ABILITY_FILE).read_bytes())
     return out, meta, digest.hexdigest()
 
 
@@ -140,11 +159,15 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
     given = (meta or {}).get("targets", {}) if isinstance(meta, dict) else {}
     now = datetime.now().replace(microsecond=0)
     notes, derived, fit_rows, weight_rows = [], [], [], []
+    ability = (meta or {}).get("ability") if isinstance(meta, dict) else None
     for target, records in selection.items():
         stored = given.get(target)
         if stored and all(r["center"] is not None for r in records):
             entry = {k: stored.get(k) for k in _FIT_FIELDS}
             entry["trained_on"] = list(entry.get("trained_on") or [])
+            if entry.get("link") == "logit" and not ability:
+                raise UserError(f"{folder / FIT_FILE}: {target} was fitted with an ability scale (link 'logit') "
+                                f"but {ABILITY_FILE} is missing beside it")
             params = {"source": folder.name, "fitted_as": stored.get("fit_id"), "params": stored.get("params")}
             centers = [r["center"] for r in records]
         else:
@@ -168,6 +191,22 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
                         [row[c] for c in cols])
         con.executemany("INSERT INTO proxy_weights (fit_id, task, target, benchmark, subdir, instance_id, side, "
                         "weight, center) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", weight_rows)
+        con.execute("DELETE FROM proxy_leaves WHERE fit_id = ?", [fit_id])
+        con.execute("DELETE FROM proxy_ability_instances WHERE fit_id = ?", [fit_id])
+        if ability:
+            con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)",
+                            [(fit_id, r["benchmark"], r["subdir"], r["centre"], r["scale"], r["loading"])
+                             for r in ability.get("leaves", [])])
+            import pyarrow as pa
+
+            inst = ability.get("instances", [])
+            con.register("_ability_rows", pa.table({
+                "fit_id": [fit_id] * len(inst), "benchmark": [r[0] for r in inst], "subdir": [r[1] for r in inst],
+                "instance_id": [r[2] for r in inst], "centre": pa.array([float(r[3]) for r in inst], pa.float64())}))
+            try:
+                con.execute("INSERT INTO proxy_ability_instances SELECT * FROM _ability_rows")
+            finally:
+                con.unregister("_ability_rows")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

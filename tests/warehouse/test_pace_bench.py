@@ -17,6 +17,12 @@ def copy_db(tiny_fitted, tmp_path):
     (tmp_path / "w").mkdir()
     target = tmp_path / "w" / "pace.duckdb"
     shutil.copy(db, target)
+    # only the current fits travel in the PACE-Bench layout: drop the fixture's restricted fit, which would
+    # otherwise predict some models before the round trip and be superseded by the imported fit after it
+    con = duckdb.connect(str(target))
+    con.execute("DELETE FROM proxy_weights WHERE fit_id IN (SELECT fit_id FROM proxy_fits WHERE restricted_for IS NOT NULL)")
+    con.execute("DELETE FROM proxy_fits WHERE restricted_for IS NOT NULL")
+    con.close()
     return target
 
 
