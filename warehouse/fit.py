@@ -328,6 +328,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
                                         for folds in _extrapolation_splits(con, m)] or [extrapolation])
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     digest = data_hash(models, m.columns, X, P)
+    warnings = _merge_untrained(warnings)
     report = FitReport(fit_id, req.method, models, m.targets, {}, {}, {}, {}, {}, {}, 0.0, warnings)
 
     weight_rows, fit_rows, leaf_rows, centre_rows = [], [], [], None
@@ -423,6 +424,25 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         report.pair_view_gap[proxy.target] = max(gaps) if gaps else float("nan")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _merge_untrained(warnings: list[str]) -> list[str]:
+    """The kernels' per-target "no target value for A, B, ..." notes as one line (models with source scores
+    only: the ability scale uses them, no proxy trains on them)."""
+    import re
+
+    untrained: dict[str, None] = {}
+    rest = []
+    for w in warnings:
+        found = re.search(r"no target value for (.+?) \(", w)
+        if found:
+            untrained.update(dict.fromkeys(n.strip() for n in found.group(1).split(",")))
+        elif w not in rest:
+            rest.append(w)
+    if untrained:
+        rest.append(f"{len(untrained)} models have no target score (not trained on; the default method's "
+                    f"ability scale uses their source scores): {', '.join(untrained)}")
+    return rest
 
 
 def _leaf_rows(fit_id: str, m: Matrices, scale) -> list[tuple]:
