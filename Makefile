@@ -25,8 +25,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# the suite runs on TEST_WORKERS processes (pytest-xdist), one test file per worker at a time so a
+# file's shared fixtures are built once; TEST_WORKERS=0 runs it in this process
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 demo: $(STAMP)
 	$(PACE) demo
