@@ -11,8 +11,9 @@ from pathlib import Path
 DEFAULT_DB = "pace.duckdb"
 DEFAULT_RESULTS = Path("results") / "standardized_results"
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SQL_DIR = REPO_ROOT / "sql"
+#: The schema files. In a checkout ``warehouse/sql`` is a link to the top-level ``sql/`` folder; an
+#: installed wheel holds the files themselves (package data, see pyproject.toml).
+SQL_DIR = Path(__file__).resolve().parent / "sql"
 
 
 def user_path(value: str | os.PathLike) -> Path:
