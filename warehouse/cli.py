@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import duckdb
 import typer
-from typing_extensions import Annotated
 
 from ingest.errors import IngestError
 from warehouse import settings, validate

@@ -4,11 +4,10 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import duckdb
 import typer
-from typing_extensions import Annotated
 
 from warehouse import settings, validate
 from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
