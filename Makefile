@@ -42,8 +42,9 @@ SPLIT  ?= loo
 # compat follows the published headline path, which needs these flags
 COMPAT_FLAGS_abs  := --strict-budget
 COMPAT_FLAGS_pair := --strict-budget --pin-task-a-selection
+# mean and bench-ridge read no budget (an option a method ignores is refused)
 loocv: $(STAMP)
-	$(PACE) loocv $(TASK) --method $(METHOD) --split $(SPLIT) --count $(C) $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
+	$(PACE) loocv $(TASK) --method $(METHOD) --split $(SPLIT) $(if $(filter-out mean bench-ridge,$(METHOD)),--count $(C)) $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
 
 fit: $(STAMP)
 	$(PACE) fit --method $(METHOD) --count $(C) $(ARGS)

@@ -41,6 +41,29 @@ def explicit_lake(explicit: str | os.PathLike | None = None) -> Path | None:
     return user_path(chosen) if chosen else None
 
 
+JOBS_ENV = "PACE_JOBS"
+
+
+def jobs() -> int:
+    """Worker threads for the kernels' fold loops: ``$PACE_JOBS``, else the cores this process may
+    use. A value that is not a positive integer is a :class:`~warehouse.errors.UserError` naming it."""
+    value = os.environ.get(JOBS_ENV, "").strip()
+    if not value:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:          # not on Linux
+            return max(1, os.cpu_count() or 1)
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        from warehouse.errors import UserError
+
+        raise UserError(f"{JOBS_ENV}={value!r} is not a positive integer (worker threads, e.g. {JOBS_ENV}=2)")
+    return n
+
+
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:
     """The default results tree: ``explicit`` > ``results/standardized_results`` if it exists >
     ``$PACE_RESULTS_DIR``. ``None`` when nothing is found (the caller explains how to get data)."""
