@@ -106,7 +106,9 @@ def loocv_abs(
     json_out: JsonOpt = False,
 ) -> None:
     """Goal A: predict each model's target means with it held out (or its whole fold, see --split); print
-    MAE, Spearman and pair accuracy per target."""
+    MAE, Spearman and pair accuracy per target. An option the method does not read is refused (default
+    reads --count and --seed; instance also --B, --fit-all, --missing; compat the rest; mean and
+    bench-ridge none, random-c --count and --seed)."""
     from warehouse.evaluate import plot_predictions, write_predictions_csv
     from warehouse.outputs import check_names, output_run
 
@@ -168,7 +170,8 @@ def loocv_pair(
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Goal B: for each held-out model, predict who wins against every other model; print pair accuracy."""
+    """Goal B: for each held-out model, predict who wins against every other model; print pair accuracy.
+    An option the method does not read is refused (default reads --count, --B and --seed)."""
     from warehouse.evaluate import plot_pair_margins, write_pair_predictions_csv
     from warehouse.outputs import check_names, output_run
 
