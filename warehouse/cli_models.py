@@ -27,7 +27,7 @@ def checked_benchmarks(con, sources: Optional[list[str]], targets: Optional[list
     """--sources / --targets split, and each name checked against the warehouse's roles."""
     from warehouse.api import checked_benchmarks
 
-    return checked_benchmarks(con, sources, targets)
+    return checked_benchmarks(con, validate.split_list(sources), validate.split_list(targets))
 
 
 def warehouse_api(db):
@@ -206,6 +206,16 @@ def loocv_pair(
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plot -> {png}", highlight=False)
 
 
+def _refuse_unread(ctx: typer.Context, names: list[str], options: dict[str, str]) -> None:
+    """sweep: an option typed on the line that none of --methods reads is refused."""
+    from warehouse.method_flags import FLAG, reads
+
+    for param, option in options.items():
+        if options_given(ctx, [param])[param] is not None and not any(option in reads("abs", n, {}) for n in names):
+            flag = "--counts" if param == "counts" else FLAG[option]
+            raise UserError(f"none of --methods {','.join(names)} uses {flag}; drop it")
+
+
 def _knobs(task: str, method: str, given: dict) -> str:
     """'C=100 B=300 seed=42' for the budget options the run used (defaults filled in)."""
     from warehouse.api import DEFAULTS
@@ -217,6 +227,7 @@ def _knobs(task: str, method: str, given: dict) -> str:
 
 
 def sweep(
+    ctx: typer.Context,
     counts: Annotated[str, typer.Option("--counts", help="Budgets C to evaluate, comma-separated.")]
         = "25,50,100,200,300,400,500",
     methods: Annotated[str, typer.Option("--methods", help="Methods to compare, comma-separated.")]
@@ -239,6 +250,7 @@ def sweep(
     for name in names:
         validate.choice(name, "--methods", sorted(METHODS))
     check_budget_flags(count=1, B=B, seed=seed)
+    _refuse_unread(ctx, names, {"counts": "count", "B": "B", "seed": "seed"})
     out = settings.user_path(out)
     check_names(out, "sweep", ["sweep.png"])
     con = open_read(db)

@@ -46,6 +46,8 @@ def _one_line(result, *fragments):
     (["loocv", "pair", "--m", "0.3", "--strict-budget"], ["--method default does not use --strict-budget, --m",
                                                           "(pace loocv pair)"]),
     (["fit", "--task", "abs", "--B", "5"], ["--method default does not use --B for --task abs"]),
+    (["sweep", "--methods", "mean,default", "--B", "5"], ["none of --methods mean,default uses --B"]),
+    (["sweep", "--methods", "mean", "--counts", "10,20"], ["none of --methods mean uses --counts"]),
 ])
 def test_an_option_the_method_ignores_is_refused_naming_the_method(db, args, fragments):
     def stored():
@@ -71,6 +73,13 @@ def test_space_separated_lists_equal_commas_and_repetition(db, tmp_path):
         got = con.execute("SELECT sources, targets FROM loocv_runs WHERE run_id IN (SELECT unnest(?)) ",
                           [runs]).fetchall()
     assert got == [(["planbench", "ifeval"], ["gaia", "swtbench"])] * 3
+    sweep = run_pace("sweep", "--methods", "mean,random-c", "--counts", "10", "--sources", "planbench", "ifeval",
+                     "--db", db, "--out", tmp_path / "sweep", "--json")
+    assert sweep.exit_code == 0, sweep
+    sweep_runs = [r["run_id"] for r in json.loads(sweep.stdout)["results"]]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT list(DISTINCT sources) FROM loocv_runs WHERE run_id IN (SELECT unnest(?))",
+                           [sweep_runs]).fetchone()[0] == [["planbench", "ifeval"]]
     # a bare word is only ever a list value: anything else is still refused
     _one_line(run_pace("loocv", "abs", "--method", "mean", "--sources", "planbench", "nosuch", "--db", db,
                        "--out", tmp_path / "x"), "--sources: no benchmark 'nosuch'")
