@@ -110,6 +110,7 @@ class Warehouse:
     Traceback (most recent call last):
     ...
     warehouse.errors.UserError: ... was opened read-only: storing a fit needs Warehouse(path, read_only=False)
+    >>> import shutil; shutil.rmtree(tmp)
     """
 
     def __init__(self, path: Union[str, os.PathLike, None] = None, *, read_only: bool = False,
