@@ -11,13 +11,13 @@ an open ``pace shell``, keep working); only ingest, demo, alias add and benchmar
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import duckdb
 import typer
-from typing_extensions import Annotated
 
 from ingest.errors import IngestError
 from warehouse import settings, validate
@@ -82,28 +82,22 @@ def ingest(
                                         "(files of other trees are never touched).")] = False,
     strict: Annotated[bool, typer.Option(help="Treat every anomaly as an error (nothing is written).")] = False,
     duplicates: Annotated[str, typer.Option(
-        "--duplicates", help="A repeated id keeps its first row (as published), its last row, or is an error.")]
+        "--duplicates", envvar="PACE_DUPLICATES", show_envvar=True,
+        help="A repeated id keeps its first row (as published), its last row, or is an error.")]
         = "first",
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest a score tree into the warehouse and the Parquet lake (idempotent, all or nothing)."""
-    from ingest.csvfile import DUPLICATE_POLICIES
-    from ingest.lake import lake_of
-    from ingest.load import ingest_tree
     from ingest.tree import discover
+    from warehouse.api import Warehouse
 
-    validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+    wh = Warehouse(db, lake=lake)
     root = settings.results_path(path)
-    if root is None:
-        fail("no results tree: pass PATH, set PACE_RESULTS_DIR, put the Pace project's "
-             "results/standardized_results here, or make synthetic data with `pace demo-data`.")
-    total = len(discover(root))                # a bad PATH fails here, before any warehouse is created
+    total = len(discover(root)) if root is not None and progress and not json_out else 0
     bar, advance = progress_bar(total, "ingest", progress and not json_out)
-    con = open_write(db, create=True)
     with bar:
-        report = ingest_tree(con, root, lake_of(con, lake), prune=prune, strict=strict, progress=advance,
-                             duplicates=duplicates)
+        report = wh.ingest(root, prune=prune, strict=strict, duplicates=duplicates, progress=advance)
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -205,22 +199,12 @@ def sql(
     write: WriteOpt = False,
 ) -> None:
     """Run SQL against the warehouse and print the result (read-only unless --write)."""
-    from warehouse.sqlguard import after_write, check_statements
+    from warehouse.api import Warehouse
 
     validate.integer(max_rows, "--max-rows", 0)
-    if not query.strip():
-        fail("empty query")
-    con = open_write(db) if write else open_read(db)
-    try:
-        check_statements(con, query, write=write)
-        rel = con.sql(query)
-    except duckdb.Error as exc:
-        fail(str(exc).splitlines()[0])
-    if write:
-        after_write(con)
-    if rel is None:
-        return
-    print_rows(rel.columns, rel.fetchall(), as_json=json_out, max_rows=max_rows)
+    result = Warehouse(db).sql(query, output="tuples", write=write)
+    if result is not None:
+        print_rows(result[0], result[1], as_json=json_out, max_rows=max_rows)
 
 
 @app.command()
@@ -376,6 +360,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = [a for a in args if a != "--debug"]
     code = 0
     try:
+        if args and "--help" not in args:
+            settings.jobs()                            # a bad PACE_JOBS fails before any work starts
         result = app(args=args, prog_name="pace", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except click_error as exc:                         # bad flag, value or argument; or no arguments
@@ -383,7 +369,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             typer.echo(exc.format_message())
             code = 0
         else:
-            typer.echo(f"error: {exc.format_message()}" + _usage_hint(exc), err=True)
+            typer.echo(f"error: {_with_value(exc, args)}" + _usage_hint(exc), err=True)
             code = 2
     except (UserError, IngestError) as exc:
         if debug:
@@ -402,6 +388,27 @@ def main(argv: Optional[list[str]] = None) -> int:
         typer.echo(f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
         code = 1
     sys.exit(code)
+
+
+def _with_value(exc, args: list[str]) -> str:
+    """click's message for a value it could not convert, naming the value and where it came from
+    (the flag's last occurrence on the line, else its PACE_* variable); click names neither."""
+    message = exc.format_message()
+    param = getattr(exc, "param", None)
+    if param is None or not message.startswith("Invalid value"):
+        return message
+    message = re.sub(r" \(env var: '[^']*'\)", "", message)
+    raw, origin = None, ""
+    for i, arg in enumerate(args):
+        for opt in getattr(param, "opts", []):
+            if arg == opt and i + 1 < len(args):
+                raw = args[i + 1]
+            elif arg.startswith(opt + "="):
+                raw = arg[len(opt) + 1:]
+    envvar = getattr(param, "envvar", None)
+    if raw is None and isinstance(envvar, str) and envvar in os.environ:
+        raw, origin = os.environ[envvar], f"{envvar}="
+    return message if raw is None else f"{message} (got {origin}{raw!r})"
 
 
 def _usage_hint(exc) -> str:

@@ -4,28 +4,30 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
-import duckdb
 import typer
-from typing_extensions import Annotated
 
 from warehouse import settings, validate
 from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
-from warehouse.cli_models import (Boot, Count, Method, Seed, Sources, Targets, check_budget_flags,
-                                  checked_benchmarks)
-from warehouse.output import console, emit_json, err_console, print_rows
+from warehouse.cli_models import Boot, Count, Method, Seed, Sources, Targets, warehouse_api
+from warehouse.cli_options import ListOptionsCommand, env_hint, options_given
+from warehouse.output import console, emit_json, print_rows
 
 
 def fit(
+    ctx: typer.Context,
     count: Count = 100,
     B: Boot = 300,
     seed: Seed = 42,
     exclude: Annotated[Optional[list[str]], typer.Option(
-        "--exclude", help="Models to leave out of the fit (comma-separated or repeated), e.g. to predict them.")] = None,
-    level: Annotated[float, typer.Option("--level", help="Central coverage of the prediction intervals.")] = 0.8,
+        "--exclude", help="Models to leave out of the fit (space- or comma-separated, or repeated), e.g. to "
+                          "predict them.")] = None,
+    level: Annotated[float, typer.Option("--level", envvar="PACE_LEVEL", show_envvar=True,
+                                         help="Central coverage of the prediction intervals.")] = 0.8,
     intervals: Annotated[bool, typer.Option(help="Estimate intervals from a LOOCV of the same method.")] = True,
-    task: Annotated[str, typer.Option("--task", help="abs (Goal A), pair (Goal B) or both.")] = "both",
+    task: Annotated[str, typer.Option("--task", envvar="PACE_TASK", show_envvar=True,
+                                      help="abs (Goal A), pair (Goal B) or both.")] = "both",
     method: Method = "default",
     sources: Sources = None,
     targets: Targets = None,
@@ -34,28 +36,10 @@ def fit(
 ) -> None:
     """Fit each target's proxy on all models with target scores and store it as rows
     (proxy_fits, proxy_weights); `predictions` then works for any model with score rows."""
-    from warehouse.fit import FITTERS, FitRequest, fit_and_store
-
-    validate.choice(task, "--task", ("abs", "pair", "both"))
-    validate.choice(method, "--method", sorted(FITTERS))
-    check_budget_flags(count=count, B=B, seed=seed)
-    validate.number(level, "--level", 0, 1, lo_open=True, hi_open=True)
-    con = open_read(db)
-    sources, targets = checked_benchmarks(con, sources, targets)
-    excluded = validate.models_in_warehouse(con, validate.split_list(exclude), "--exclude") or []
-    req = FitRequest(method=method, count=count, B=B, seed=seed, sources=sources, targets=targets,
-                     exclude=excluded, level=level, intervals=intervals,
-                     tasks=("abs", "pair") if task == "both" else (task,))
-
-    def reopen(read_con):                  # computed without the write lock; write now
-        read_con.close()
-        return open_write(db)
-
-    with err_console.status(f"fitting ({method}, C={count}) and estimating intervals ..."):
-        try:
-            report = fit_and_store(con, req, reopen=reopen)
-        except (ValueError, duckdb.Error) as exc:
-            fail(f"the fit failed: {str(exc).splitlines()[0]}")
+    with env_hint(ctx):
+        given = options_given(ctx, ["B"], None if method != "default" or task != "abs" else set())
+        report = warehouse_api(db).fit(method=method, task=task, count=count, B=given["B"], seed=seed, level=level,
+                                       intervals=intervals, sources=sources, targets=targets, exclude=exclude)
     if json_out:
         from dataclasses import asdict
 
@@ -94,61 +78,42 @@ def plan(
     """The calls MODEL still needs for the current fits (instances with a non-zero weight only),
     deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
     interval half-width (points) its missing scores leave in each target's prediction."""
-    from warehouse.plan import has_fits, plan_calls, plan_rows, plan_value, zero_weight_left_out
-
-    model = validate.model_name(model)
-    con = open_read(db)
-    if not has_fits(con):
-        fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
-    rows = plan_rows(con, model)
-    calls, per = plan_calls(rows)
-    value = plan_value(con, model)
-    skipped = zero_weight_left_out(con, model)
+    result = warehouse_api(db).plan(model)
+    model, rows, calls = result.model, result.rows, result.calls
     if out:
         _write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
-    buys = value["per_benchmark"]
-    table = sorted(((b, s["instances"], s["calls"], s["subtasks"], buys.get(b, {}).get("share", 0.0))
-                    for b, s in per.items()), key=lambda r: (-r[4], -r[2], r[0]))
     if json_out:
-        emit_json({"model": model, "instances": len(rows), "calls": len(calls), "zero_weight_left_out": skipped,
-                   "per_benchmark": [dict(zip(["benchmark", "instances", "calls", "subtasks", "share"], r),
-                                          half_width=buys.get(r[0], {}).get("half_width", {})) for r in table],
-                   "interval_half_width_now": value["total"],
+        emit_json({"model": model, "instances": len(rows), "calls": len(calls),
+                   "zero_weight_left_out": result.zero_weight_left_out,
+                   "per_benchmark": result.per_benchmark,
+                   "interval_half_width_now": result.interval_half_width_now,
                    "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows]})
         return
+    per, skipped, targets = result.per_benchmark, result.zero_weight_left_out, result.targets
     console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
                   f"across {len(per)} benchmarks; {skipped} selected instance(s) weigh 0 in every current fit "
                   f"and are left out", highlight=False)
-    targets = value["targets"]
     print_rows(["benchmark", "instances", "calls", "subtasks", "share"] + [f"±pp {t}" for t in targets],
-               [(*r[:4], f"{r[4]:.0%}", *(100 * buys.get(r[0], {}).get("half_width", {}).get(t, 0.0) for t in targets))
-                for r in table], digits=1)
-    _print_restricted_path(con, model)
+               [(r["benchmark"], r["instances"], r["calls"], r["subtasks"], f"{r['share']:.0%}",
+                 *(100 * r["half_width"].get(t, 0.0) for t in targets)) for r in per], digits=1)
+    _print_restricted_path(model, result.restricted)
     if rows:
+        now = result.interval_half_width_now
         console.print("±pp: how much wider each target's interval stays if that benchmark is skipped "
-                      "(all outstanding: " + ", ".join(f"{t} ±{100 * value['total'][t]:.1f}" for t in targets) + ")",
+                      "(all outstanding: " + ", ".join(f"{t} ±{100 * now[t]:.1f}" for t in targets) + ")",
                       highlight=False)
         console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
                       highlight=False)
 
 
-def _print_restricted_path(con, model: str) -> None:
+def _print_restricted_path(model: str, restricted: Optional[dict]) -> None:
     """The other path for a model that lacks whole source benchmarks: what a restricted proxy gives now."""
-    from warehouse import predict as api
-
-    fit = api.current_fit_settings(con)
-    if fit is None or not con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]:
+    if not restricted:
         return
-    present = api.present_sources(con, model)
-    have = [b for b in fit["sources"] if b in present]
-    missing = [b for b in fit["sources"] if b not in present]
-    if not missing or not have:
-        return
-    existing = api.restricted_fit_for(con, have)
-    if existing:
-        maes = con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs' ORDER BY target",
-                           [existing]).fetchall()
-        detail = "its LOOCV MAE: " + ", ".join(f"{t} {100 * v:.1f} pp" for t, v in maes if v is not None)
+    have, missing = restricted["sources"], restricted["missing"]
+    if restricted["fit_id"]:
+        detail = "its LOOCV MAE: " + ", ".join(f"{t} {100 * v:.1f} pp" for t, v in restricted["loocv_mae"].items()
+                                                if v is not None)
     else:
         detail = f"`pace predict {model}` fits it (once) and reports its LOOCV error"
     console.print(f"Or, with what {model} has now: a proxy restricted to its {len(have)} source benchmarks "
@@ -157,6 +122,7 @@ def _print_restricted_path(con, model: str) -> None:
 
 
 def predict(
+    ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="The model to predict.")],
     min_coverage: Annotated[float, typer.Option("--min-coverage", envvar="PACE_MIN_COVERAGE", help=(
         "Refuse below this share of the proxy's instances scored (after a restricted fit, if the model "
@@ -171,60 +137,16 @@ def predict(
 ) -> None:
     """Predicted agentic scores of MODEL with an interval, coverage, an out-of-range note when its source
     ability lies outside the training models' range, and win probabilities if a pair fit exists."""
-    from warehouse import predict as api
-
-    model = validate.model_name(model)
-    validate.number(min_coverage, "--min-coverage", 0, 1)
-    con = open_read(db)
-    settings_ = api.current_fit_settings(con)
-    if settings_ is None:
-        fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
-    if not con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]:
-        fail(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
-    present = api.present_sources(con, model)
-    missing = [b for b in settings_["sources"] if b not in present]
-    have = [b for b in settings_["sources"] if b in present]
-    report = api.PredictionReport(model, [], missing)
-    if missing and restrict and have:
-        existing = api.restricted_fit_for(con, have)
-        if existing:
-            report.restricted_fit = existing
-        else:
-            def reopen(read_con):
-                read_con.close()
-                return open_write(db)
-
-            with err_console.status(f"{model} has no {', '.join(missing)} scores: fitting a proxy on the "
-                                    f"{len(have)} source benchmarks it has (once; reused later) ..."):
-                try:
-                    fit_report = api.fit_restricted(con, model, have, settings_, reopen=reopen)
-                except (ValueError, duckdb.Error) as exc:
-                    fail(f"the restricted fit failed: {str(exc).splitlines()[0]}")
-            report.restricted_fit, report.made_fit = fit_report.fit_id, True
-            con = open_read(db)
-    report.predictions = api.read_predictions(con, model)
-    if not report.predictions:
-        fail(f"no prediction for {model!r}")
-    low_cov = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
-    if low_cov and not allow_partial:
-        detail = ", ".join(f"{t} {c:.0%}" for t, c in low_cov)
-        fail(f"{model} has scores for too few of the proxy's instances ({detail}; need {min_coverage:.0%}). "
-             f"Run `pace plan {model}` / `pace run {model}`, or pass --allow-partial.")
-    note = api.out_of_range_note(model, report.predictions)
-    if note:
-        report.notes.append(note)
-    pairs = con.execute("""SELECT target, avg(p_win), count(*), avg((p_win > 0.5)::INTEGER)
-                           FROM pair_predictions WHERE model = ? GROUP BY target ORDER BY target""",
-                        [model]).fetchall()
+    with env_hint(ctx):
+        report = warehouse_api(db).predict(model, min_coverage=min_coverage, allow_partial=allow_partial,
+                                           restrict=restrict)
+    model, missing, pairs = report.model, report.missing_sources, report.pairwise
     if json_out:
         from dataclasses import asdict
 
-        emit_json({**asdict(report),
-                   "pairwise": [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in pairs]})
+        emit_json(asdict(report))
         return
-    level = report.predictions[0]
-    level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
-                        [report.predictions[0].fit_id]).fetchall()[0][0]
+    level = report.interval_level
     table = [(p.target, 100 * p.predicted,
               f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
               f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
@@ -244,7 +166,8 @@ def predict(
     for line in report.notes:
         console.print(line, highlight=False)
     if pairs:
-        print_rows(["target", "mean P(win)", "opponents", "predicted win rate"], pairs, digits=3)
+        print_rows(["target", "mean P(win)", "opponents", "predicted win rate"], [tuple(p.values()) for p in pairs],
+                   digits=3)
 
 
 selections_app = typer.Typer(help="Selected instances in the published selections CSV schema.",
@@ -372,18 +295,15 @@ def export(
     db: DbOpt = None,
 ) -> None:
     """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md."""
-    from warehouse.export import export_parquet
-
     out = settings.user_path(out)
-    con = open_read(db)
-    written = export_parquet(con, out, overwrite=overwrite)
+    written = warehouse_api(db).export(out, overwrite=overwrite)
     for name, n in written:
         console.print(f"{name:<22} {n:>10,} rows", highlight=False)
     console.print(f"-> {out}/ (see {out}/SCHEMA.md)", highlight=False)
 
 
 def mount(app: typer.Typer) -> None:
-    app.command("fit")(fit)
+    app.command("fit", cls=ListOptionsCommand)(fit)
     app.command("plan")(plan)
     app.command("predict")(predict)
     app.add_typer(selections_app, name="selections")

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
-from typing_extensions import Annotated
 
 from warehouse import settings, validate
 from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
-from typing_extensions import Annotated
 
 from warehouse import settings, validate
 from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
+from warehouse.cli_options import ListOptionsCommand, env_hint, options_given
 from warehouse.errors import UserError
 from warehouse.output import console, emit_json, err_console, print_rows
 
@@ -18,42 +18,37 @@ loocv_app = typer.Typer(help="Leave-one-model-out evaluation of the proxy (Goal 
 def check_budget_flags(*, count: int, B: int, seed: int, q: Optional[float] = None, m: Optional[float] = None,
                        nc_h: Optional[int] = None, nc_d: Optional[int] = None, nc_max: int = 10) -> None:
     """The numeric flags shared by loocv, sweep and fit, checked before anything runs."""
-    validate.integer(count, "--count", 1)
-    validate.integer(B, "--B", 1)
-    validate.integer(seed, "--seed", 0, 2**32 - 1)
-    validate.number(q, "--q", 0, 1)
-    validate.number(m, "--m", 0, 1)
-    for value, flag in ((nc_h, "--nc-h"), (nc_d, "--nc-d")):
-        if value is not None:
-            validate.integer(value, flag, 1)
-    validate.integer(nc_max, "--nc-max", 1)
+    from warehouse.api import check_budget
+
+    check_budget(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
 
 
 def checked_benchmarks(con, sources: Optional[list[str]], targets: Optional[list[str]]):
     """--sources / --targets split, and each name checked against the warehouse's roles."""
-    return (validate.benchmarks(con, validate.split_list(sources), "--sources", "source"),
-            validate.benchmarks(con, validate.split_list(targets), "--targets", "target"))
+    from warehouse.api import checked_benchmarks
+
+    return checked_benchmarks(con, validate.split_list(sources), validate.split_list(targets))
 
 
-def evaluate(db, req, task: str, label: str):
-    """Compute on a read-only connection (no write lock while the kernels run), refuse an empty
-    result, then store it on a read-write connection, which is returned with the run_id."""
-    from warehouse.evaluate import compute_eval, store_eval
+def warehouse_api(db):
+    """The :class:`warehouse.Warehouse` a command works on, with a spinner for long steps."""
+    from warehouse.api import Warehouse
 
-    con = open_read(db)
-    req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
-    with err_console.status(label):
-        try:
-            result = compute_eval(con, req, task)
-        except Exception as exc:  # kernel errors arrive wrapped by DuckDB
-            raise UserError(f"the evaluation failed: {str(exc).splitlines()[0]}") from exc
-    con.close()
-    if not result.n_predictions():
-        raise UserError("the evaluation produced no predictions (too few models with target scores for "
-                        "these --sources / --targets?); nothing was written")
-    con = open_write(db)
-    store_eval(con, result)
-    return result.run_id, con
+    return Warehouse(db, status=err_console.status)
+
+
+#: options whose value a method may ignore (see warehouse.method_flags)
+TUNING = ("count", "B", "seed", "q", "m", "nc_h", "nc_d", "nc_max", "missing")
+
+
+def loocv_options(ctx: typer.Context, task: str, method: str) -> dict:
+    """The tuning options given on the command line or by the environment (see cli_options)."""
+    from warehouse.kernels import METHODS, PAIR_METHODS
+    from warehouse.method_flags import reads
+
+    validate.choice(method, "--method", sorted(METHODS if task == "abs" else PAIR_METHODS))
+    names = [n for n in TUNING if n in ctx.params]
+    return options_given(ctx, names, reads(task, method, ctx.params))
 
 
 Method = Annotated[str, typer.Option("--method", envvar="PACE_METHOD", help=(
@@ -64,12 +59,17 @@ Split = Annotated[str, typer.Option("--split", envvar="PACE_SPLIT", help=(
     "Which models are held out together: loo (each model), family (each model family, see `pace families`), "
     "low-K / high-K (the K models with the lowest / highest source ability: extrapolation)."))]
 Sources = Annotated[Optional[list[str]], typer.Option(
-    "--sources", help="Source benchmarks to select from (comma-separated or repeated; default: all).")]
+    "--sources", envvar="PACE_SOURCES", show_envvar=True,
+    help="Source benchmarks to select from (space- or comma-separated, or repeated; default: all).")]
 Targets = Annotated[Optional[list[str]], typer.Option(
-    "--targets", help="Targets to predict (default: every benchmark with role 'target').")]
-Count = Annotated[int, typer.Option("--count", help="Instance budget C per target.")]
-Boot = Annotated[int, typer.Option("--B", help="Bootstrap replicates of the target instances.")]
-Seed = Annotated[int, typer.Option("--seed", help="Base random seed.")]
+    "--targets", envvar="PACE_TARGETS", show_envvar=True,
+    help="Targets to predict (space- or comma-separated, or repeated; default: every benchmark with role "
+         "'target').")]
+Count = Annotated[int, typer.Option("--count", envvar="PACE_COUNT", show_envvar=True,
+                                    help="Instance budget C per target.")]
+Boot = Annotated[int, typer.Option("--B", envvar="PACE_B", show_envvar=True,
+                                   help="Bootstrap replicates of the target instances.")]
+Seed = Annotated[int, typer.Option("--seed", envvar="PACE_SEED", show_envvar=True, help="Base random seed.")]
 AutoTune = Annotated[bool, typer.Option("--auto-tune", help="Tune the configuration per target "
                                         "(compat: on the evaluation predictions, as published).")]
 StrictBudget = Annotated[bool, typer.Option("--strict-budget", help="Joint budget |H ∪ D| = C.")]
@@ -79,8 +79,9 @@ NcD = Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global e
 NcMax = Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")]
 
 
-@loocv_app.command("abs")
+@loocv_app.command("abs", cls=ListOptionsCommand)
 def loocv_abs(
+    ctx: typer.Context,
     count: Count = 100,
     B: Boot = 300,
     seed: Seed = 42,
@@ -93,7 +94,7 @@ def loocv_abs(
     nc_max: NcMax = 10,
     fit_all: Annotated[bool, typer.Option("--fit-all", help="In-sample fit on all models (like the "
                                           "published fit-abs; analysis only, not out-of-sample).")] = False,
-    missing: Annotated[str, typer.Option("--missing", help="default only: mask missing source scores, treat "
+    missing: Annotated[str, typer.Option("--missing", help="instance only: mask missing source scores, treat "
                                          "them as 0 (as compat), or auto: choose per fold by inner LOOCV.")]
         = "mask",
     method: Method = "default",
@@ -105,35 +106,25 @@ def loocv_abs(
     json_out: JsonOpt = False,
 ) -> None:
     """Goal A: predict each model's target means with it held out (or its whole fold, see --split); print
-    MAE, Spearman and pair accuracy per target."""
-    from warehouse.evaluate import EvalRequest, metrics_rows, plot_predictions, write_predictions_csv
-    from warehouse.kernels import METHODS
+    MAE, Spearman and pair accuracy per target. An option the method does not read is refused (default
+    reads --count and --seed; instance also --B, --fit-all, --missing; compat the rest; mean and
+    bench-ridge none, random-c --count and --seed)."""
+    from warehouse.evaluate import plot_predictions, write_predictions_csv
     from warehouse.outputs import check_names, output_run
 
-    validate.choice(method, "--method", sorted(METHODS))
-    if method == "compat" and not strict_budget:
-        fail("compat implements the strict joint budget (the published headline path): add --strict-budget")
-    validate.choice(missing, "--missing", ("mask", "zero", "auto"))
-    validate.split_name(split)
-    if method == "compat" and auto_tune and split != "loo":
-        fail("compat's --auto-tune scores configurations on the evaluation predictions themselves; on a split it "
-             "would tune on the held-out models: use --split loo (the published protocol) or drop --auto-tune")
-    check_budget_flags(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
-    out = settings.user_path(out)
-    check_names(out, "loocv-abs", ["abs_predictions.csv"])
-    req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
-                      fit_all=fit_all, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max,
-                      sources=sources, targets=targets, missing=missing, split=split)
-    run_id, con = evaluate(db, req, "abs",
-                           f"evaluating ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ...")
-    rows = metrics_rows(con, run_id)
-    configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ?
-                             ORDER BY target, fold""", [run_id]).fetchall()
-    seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics WHERE run_id = ?",
-                                [run_id]).fetchall())
-    rows = [(*r, pair_acc.get(r[0])) for r in rows]
-    title = f"Goal A {method} split={split} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    with env_hint(ctx):
+        given = loocv_options(ctx, "abs", method)
+        out = settings.user_path(out)
+        check_names(out, "loocv-abs", ["abs_predictions.csv"])
+        run = warehouse_api(db).loocv("abs", method=method, split=split, auto_tune=auto_tune,
+                                      strict_budget=strict_budget, fit_all=fit_all, sources=sources, targets=targets,
+                                      **given)
+    run_id, seconds = run.run_id, run.seconds
+    rows = [tuple(r.values()) for r in run.metrics]
+    configs = [tuple(c.values()) for c in run.configs]
+    con = open_read(db)
+    knobs = _knobs("abs", method, {**given, "auto_tune": auto_tune, "fit_all": fit_all})
+    title = f"Goal A {method} split={split} {knobs}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-abs", note=run_id) as staging:
         write_predictions_csv(con, run_id, staging / "abs_predictions.csv")
         pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)]
@@ -156,8 +147,9 @@ def loocv_abs(
 
 
 
-@loocv_app.command("pair")
+@loocv_app.command("pair", cls=ListOptionsCommand)
 def loocv_pair(
+    ctx: typer.Context,
     count: Count = 100,
     B: Boot = 300,
     seed: Seed = 42,
@@ -178,31 +170,24 @@ def loocv_pair(
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Goal B: for each held-out model, predict who wins against every other model; print pair accuracy."""
-    from warehouse.evaluate import EvalRequest, pair_metrics_rows, plot_pair_margins, write_pair_predictions_csv
-    from warehouse.kernels import PAIR_METHODS
+    """Goal B: for each held-out model, predict who wins against every other model; print pair accuracy.
+    An option the method does not read is refused (default reads --count, --B and --seed)."""
+    from warehouse.evaluate import plot_pair_margins, write_pair_predictions_csv
     from warehouse.outputs import check_names, output_run
 
-    validate.choice(method, "--method", sorted(PAIR_METHODS))
-    if method == "compat" and not (strict_budget and pin_task_a_selection):
-        fail("compat implements the published headline path: add --strict-budget --pin-task-a-selection")
-    check_budget_flags(count=count, B=B, seed=seed, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
-    out = settings.user_path(out)
-    check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
-    validate.split_name(split)
-    if method == "compat" and auto_tune and split != "loo":
-        fail("compat's --auto-tune scores configurations on the evaluation predictions themselves; on a split it "
-             "would tune on the held-out models: use --split loo (the published protocol) or drop --auto-tune")
-    req = EvalRequest(split=split, method=method, count=count, B=B, seed=seed, auto_tune=auto_tune,
-                      strict_budget=strict_budget,
-                      m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=sources, targets=targets)
-    run_id, con = evaluate(db, req, "pair", f"evaluating pairs ({method}, C={count}, B={B}"
-                                            f"{', auto-tune' if auto_tune else ''}) ...")
-    rows = pair_metrics_rows(con, run_id)
-    configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
-                             WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()
-    seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    title = f"Goal B {method} split={split} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    with env_hint(ctx):
+        given = loocv_options(ctx, "pair", method)
+        out = settings.user_path(out)
+        check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
+        run = warehouse_api(db).loocv("pair", method=method, split=split, auto_tune=auto_tune,
+                                      strict_budget=strict_budget, pin_task_a_selection=pin_task_a_selection,
+                                      sources=sources, targets=targets, **given)
+    run_id, seconds = run.run_id, run.seconds
+    rows = [tuple(r.values()) for r in run.metrics]
+    configs = [tuple(c.values()) for c in run.configs]
+    con = open_read(db)
+    knobs = _knobs("pair", method, {**given, "auto_tune": auto_tune})
+    title = f"Goal B {method} split={split} {knobs}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-pair", note=run_id) as staging:
         write_pair_predictions_csv(con, run_id, staging / "pair_predictions.csv")
         plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)
@@ -221,7 +206,28 @@ def loocv_pair(
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plot -> {png}", highlight=False)
 
 
+def _refuse_unread(ctx: typer.Context, names: list[str], options: dict[str, str]) -> None:
+    """sweep: an option typed on the line that none of --methods reads is refused."""
+    from warehouse.method_flags import FLAG, reads
+
+    for param, option in options.items():
+        if options_given(ctx, [param])[param] is not None and not any(option in reads("abs", n, {}) for n in names):
+            flag = "--counts" if param == "counts" else FLAG[option]
+            raise UserError(f"none of --methods {','.join(names)} uses {flag}; drop it")
+
+
+def _knobs(task: str, method: str, given: dict) -> str:
+    """'C=100 B=300 seed=42' for the budget options the run used (defaults filled in)."""
+    from warehouse.api import DEFAULTS
+    from warehouse.method_flags import reads
+
+    read = reads(task, method, given)
+    used = {k: given[k] if given.get(k) is not None else DEFAULTS[k] for k in ("count", "B", "seed") if k in read}
+    return " ".join(f"{'C' if k == 'count' else k}={v}" for k, v in used.items())
+
+
 def sweep(
+    ctx: typer.Context,
     counts: Annotated[str, typer.Option("--counts", help="Budgets C to evaluate, comma-separated.")]
         = "25,50,100,200,300,400,500",
     methods: Annotated[str, typer.Option("--methods", help="Methods to compare, comma-separated.")]
@@ -244,6 +250,7 @@ def sweep(
     for name in names:
         validate.choice(name, "--methods", sorted(METHODS))
     check_budget_flags(count=1, B=B, seed=seed)
+    _refuse_unread(ctx, names, {"counts": "count", "B": "B", "seed": "seed"})
     out = settings.user_path(out)
     check_names(out, "sweep", ["sweep.png"])
     con = open_read(db)
@@ -340,5 +347,5 @@ def families_reset(model: Annotated[str, typer.Argument(help="A model set with `
 
 def mount(app: typer.Typer) -> None:
     app.add_typer(loocv_app, name="loocv")
-    app.command("sweep")(sweep)
+    app.command("sweep", cls=ListOptionsCommand)(sweep)
     app.add_typer(families_app, name="families")

@@ -30,8 +30,15 @@ _LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)
 
 
 def sql_files() -> list[Path]:
-    """The schema files in the order they are applied (numbered names sort correctly)."""
-    return sorted(SQL_DIR.glob("*.sql"))
+    """The schema files in the order they are applied (numbered names sort correctly).
+
+    None found is a broken installation (an install that left the package data out), never an empty
+    warehouse: raise instead of opening a file without a schema."""
+    files = sorted(SQL_DIR.glob("*.sql"))
+    if not files:
+        raise RuntimeError(f"no schema files (*.sql) in {SQL_DIR}: this installation of pace-warehouse is "
+                           "incomplete; reinstall it (pip install pace-warehouse, or pip install -e . in a checkout)")
+    return files
 
 
 @lru_cache(maxsize=1)

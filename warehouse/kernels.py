@@ -209,16 +209,10 @@ _baseline("bench-ridge", "Baseline: ridge regression on source-benchmark (leaf) 
 
 
 def jobs() -> int:
-    """Worker threads for the kernels: $PACE_JOBS, else the machine's cores (at most 2 by default)."""
-    import os
+    """Worker threads for the kernels: see :func:`warehouse.settings.jobs` (``$PACE_JOBS``)."""
+    from warehouse.settings import jobs as configured
 
-    value = os.environ.get("PACE_JOBS")
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            raise ValueError(f"PACE_JOBS must be a positive integer, not {value!r}") from None
-    return max(1, min(2, os.cpu_count() or 1))
+    return configured()
 
 
 @dataclass

@@ -11,8 +11,9 @@ from pathlib import Path
 DEFAULT_DB = "pace.duckdb"
 DEFAULT_RESULTS = Path("results") / "standardized_results"
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SQL_DIR = REPO_ROOT / "sql"
+#: The schema files. In a checkout ``warehouse/sql`` is a link to the top-level ``sql/`` folder; an
+#: installed wheel holds the files themselves (package data, see pyproject.toml).
+SQL_DIR = Path(__file__).resolve().parent / "sql"
 
 
 def user_path(value: str | os.PathLike) -> Path:
@@ -38,6 +39,29 @@ def explicit_lake(explicit: str | os.PathLike | None = None) -> Path | None:
     """The lake the user asked for (``--lake`` > ``$PACE_LAKE``), or None."""
     chosen = explicit or os.environ.get("PACE_LAKE")
     return user_path(chosen) if chosen else None
+
+
+JOBS_ENV = "PACE_JOBS"
+
+
+def jobs() -> int:
+    """Worker threads for the kernels' fold loops: ``$PACE_JOBS``, else the cores this process may
+    use. A value that is not a positive integer is a :class:`~warehouse.errors.UserError` naming it."""
+    value = os.environ.get(JOBS_ENV, "").strip()
+    if not value:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:          # not on Linux
+            return max(1, os.cpu_count() or 1)
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        from warehouse.errors import UserError
+
+        raise UserError(f"{JOBS_ENV}={value!r} is not a positive integer (worker threads, e.g. {JOBS_ENV}=2)")
+    return n
 
 
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:

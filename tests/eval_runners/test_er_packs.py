@@ -83,7 +83,8 @@ def test_multimodal_builders_store_images_by_reference(tmp_path):
            "image": {"bytes": PNG, "path": None}, "category": "algorithmic"}]
     for bench, rows, iid in (("mmmu", mm, "validation_Art_1"), ("visualpuzzles", vp, "visualpuzzles_125")):
         src = tmp_path / f"{bench}.parquet"
-        import pyarrow as pa, pyarrow.parquet as pq
+        import pyarrow as pa
+        import pyarrow.parquet as pq
         pq.write_table(pa.Table.from_pylist(rows), src)
         out, _ = build_pack(bench, src, tmp_path / f"{bench}.pack.jsonl")
         rec, = read_pack(out)

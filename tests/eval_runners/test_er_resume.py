@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from er_chat_server import MODES, Reply, error
 from er_helpers import KEY, aime_pack, aime_plan, aime_script

@@ -1,7 +1,6 @@
 """Provenance: trees, synthetic data kept apart, rows reloaded, duplicates told apart, the lake in step."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 

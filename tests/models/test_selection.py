@@ -37,14 +37,20 @@ def _naive_strict(order_h, order_d, C, q):
                 if ph >= p:
                     exh = True
                     continue
-                H.append(order_h[ph]); U.add(order_h[ph]); ph += 1; ah += 1
+                H.append(order_h[ph])
+                U.add(order_h[ph])
+                ph += 1
+                ah += 1
             else:
                 while pd < p and order_d[pd] in U:
                     pd += 1
                 if pd >= p:
                     exd = True
                     continue
-                D.append(order_d[pd]); U.add(order_d[pd]); pd += 1; ad += 1
+                D.append(order_d[pd])
+                U.add(order_d[pd])
+                pd += 1
+                ad += 1
     return sorted(H), sorted(D)
 
 

@@ -79,7 +79,7 @@ def test_synthetic_signal_is_found(con):
 def test_sweep_command_writes_one_run_per_budget_and_a_plot(synthetic_db, tmp_path):
     import json
 
-    
+
     from tests.helpers import run_pace
 
     db = tmp_path / "sweep.duckdb"

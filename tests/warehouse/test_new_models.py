@@ -112,7 +112,8 @@ def test_loocv_split_low_k_records_folds_and_extrapolates(work_db):
     tail = set(summary.models[-TAIL:])
     maes = {}
     for method in ("default", "mean"):
-        result = run_pace("loocv", "abs", "--method", method, "--split", "low-3", "--count", "40", "--B", "20",
+        budget = ["--count", "40"] if method == "default" else []      # mean reads no budget
+        result = run_pace("loocv", "abs", "--method", method, "--split", "low-3", *budget,
                           "--db", db, "--out", db.parent / f"out-{method}", "--json")
         assert result.exit_code == 0, result.output
         payload = json.loads(result.stdout)
@@ -145,7 +146,7 @@ def fitted_without_tail(tail_db, tmp_path_factory):
     copy = tmp_path_factory.mktemp("fit_tail") / "fit.duckdb"
     shutil.copy(db, copy)
     tail = summary.models[-TAIL:]
-    result = run_pace("fit", "--task", "abs", "--count", "40", "--B", "20", "--exclude", ",".join(tail),
+    result = run_pace("fit", "--task", "abs", "--count", "40", "--exclude", ",".join(tail),
                       "--db", copy, "--json")
     assert result.exit_code == 0, result.output
     return copy, summary, json.loads(result.stdout)

@@ -6,7 +6,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -97,11 +96,11 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
     out = tmp_path / "out"
     write_csv(out / "abs_predictions.csv", "model,target,predicted,actual,abs_error\nA,gaia,0.5,0.5,0\n")
     # a CSV this command did not write is never overwritten
-    _one_line_error(run_pace("loocv", "abs", "--count", "10", "--B", "5", "--db", synth, "--out", out),
+    _one_line_error(run_pace("loocv", "abs", "--count", "10", "--db", synth, "--out", out),
                     "abs_predictions.csv exists and was not written by this command")
     (out / "abs_predictions.csv").unlink()
     write_csv(out / "mine.png", "user plot")
-    first = run_pace("loocv", "abs", "--count", "10", "--B", "5", "--targets", "gaia,swtbench", "--db", synth,
+    first = run_pace("loocv", "abs", "--count", "10", "--targets", "gaia,swtbench", "--db", synth,
                      "--out", out)
     assert first.exit_code == 0, first
     assert (out / "abs_loocv_gaia.png").is_file() and (out / "abs_loocv_swtbench.png").is_file()
@@ -110,7 +109,7 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
     _one_line_error(run_pace("loocv", "abs", "--sources", "nosuch", "--db", synth, "--out", out),
                     "--sources", "'nosuch'")
     assert (out / "abs_predictions.csv").read_bytes() == real
-    second = run_pace("loocv", "abs", "--count", "10", "--B", "5", "--targets", "gaia", "--db", synth, "--out", out)
+    second = run_pace("loocv", "abs", "--count", "10", "--targets", "gaia", "--db", synth, "--out", out)
     assert second.exit_code == 0, second
     assert (out / "abs_loocv_gaia.png").is_file() and not (out / "abs_loocv_swtbench.png").exists()
     assert (out / "mine.png").read_text() == "user plot"

@@ -1,0 +1,97 @@
+"""How the command line reads its options, shared by the commands that evaluate and fit.
+
+* ``--sources a b`` (space-separated, as the published CLI takes them) is read like ``--sources a,b``
+  and ``--sources a --sources b`` (:class:`ListOptionsCommand`).
+* Main options also come from ``PACE_*`` environment variables (a flag wins). An environment value a
+  method does not read is left out, so a ``PACE_COUNT`` set for the usual runs does not break
+  ``--method mean``; the same option typed on the command line is refused (:func:`options_given`).
+* An error about an option whose value came from the environment names the variable (:func:`env_hint`).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterable
+
+import typer.core
+
+from warehouse.errors import UserError
+
+# typer carries its own copy of click, so parameters and their sources are told apart by their
+# names, never by click's classes
+
+
+def _kind(param) -> str:
+    return getattr(param, "param_type_name", "")
+
+
+class ListOptionsCommand(typer.core.TyperCommand):
+    """A command whose repeatable options (``--sources``, ``--targets``, ``--exclude``) also take
+    several space-separated values: ``--sources a b --count 10`` is ``--sources a,b --count 10``.
+    Only for commands without positional arguments, where a bare word can only be such a value."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        if any(_kind(p) == "argument" for p in self.params):
+            return super().parse_args(ctx, args)
+        lists = {opt for p in self.params if _kind(p) == "option" and p.multiple for opt in p.opts}
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            i += 1
+            out.append(arg)
+            if arg == "--":
+                out.extend(args[i:])
+                break
+            name, eq, _ = arg.partition("=")
+            if name not in lists:
+                continue
+            if not eq and i < len(args):          # the option's own value, whatever it looks like
+                out.append(args[i])
+                i += 1
+            while i < len(args) and not args[i].startswith("-"):
+                out[-1] = f"{out[-1]},{args[i]}"
+                i += 1
+        return super().parse_args(ctx, out)
+
+
+def _source(ctx, name: str) -> str:
+    """'COMMANDLINE', 'ENVIRONMENT', 'DEFAULT', ... (click's ParameterSource by name)."""
+    source = ctx.get_parameter_source(name)
+    return getattr(source, "name", "")
+
+
+def options_given(ctx, names: Iterable[str], reads=None) -> dict:
+    """{name: value} of the options given on the command line or by a ``PACE_*`` variable (None
+    otherwise: the callee applies its default). ``reads``, the options the chosen method reads,
+    drops the environment's values for the others (only a typed flag is refused)."""
+    out = {}
+    for name in names:
+        source = _source(ctx, name)
+        value = ctx.params.get(name)
+        if source == "COMMANDLINE":
+            out[name] = value
+        elif source == "ENVIRONMENT" and (reads is None or name in reads):
+            out[name] = value
+        else:
+            out[name] = None
+    return out
+
+
+@contextlib.contextmanager
+def env_hint(ctx):
+    """Re-raise a :class:`UserError` about an option whose value came from the environment with
+    the variable named, e.g. ``--count must be ... not 0 (from PACE_COUNT=0)``."""
+    try:
+        yield
+    except UserError as exc:
+        message = str(exc)
+        for param in ctx.command.params:
+            if _kind(param) != "option" or not param.envvar or param.name is None:
+                continue
+            if _source(ctx, param.name) != "ENVIRONMENT":
+                continue
+            if any(opt in message for opt in param.opts):
+                var = param.envvar if isinstance(param.envvar, str) else param.envvar[0]
+                raise UserError(f"{message} (from {var}={os.environ.get(var, '')!r})") from exc
+        raise
