@@ -153,6 +153,14 @@ class Warehouse:
         finally:
             con.close()
 
+    def _probe_writable(self, why: str) -> None:
+        """Fail at once, before long work, when the file cannot be opened for writing."""
+        try:
+            connect(self.path).close()
+        except UserError as exc:
+            raise UserError(f"{why}; but {exc} (run it once with write access, or pass --no-restrict to "
+                            "impute the missing benchmarks)") from exc
+
     def _require_writable(self, what: str) -> None:
         if self.read_only:
             raise UserError(f"{self.path} was opened read-only: {what} needs Warehouse(path, read_only=False)")
@@ -537,7 +545,12 @@ class Warehouse:
                 if existing:
                     report.restricted_fit = existing
                 else:
-                    self._require_writable(f"a proxy restricted to {model}'s source benchmarks (or restrict=False)")
+                    why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
+                           f"benchmarks it has, which is stored in the warehouse (once)")
+                    self._require_writable(f"{why}: that (or restrict=False / --no-restrict)")
+                    con.close()                      # DuckDB opens a file in one mode per process
+                    self._probe_writable(why)
+                    con = self.connect()
 
                     def reopen(read_con):
                         read_con.close()

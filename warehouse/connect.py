@@ -126,8 +126,10 @@ def describe_open_error(path: Path, exc: BaseException) -> str:
                 "(e.g. an open `pace shell`, a running ingest, loocv or run) and retry")
     if "not a valid DuckDB database file" in text:
         return f"{path} is not a DuckDB database file"
-    if "Permission denied" in text or "Read-only file system" in text:
-        return f"{path}: cannot open it for writing (permission denied); read commands still work"
+    if "Read-only file system" in text:
+        return f"{path}: cannot open it for writing (read-only file system); read-only commands still work"
+    if "Permission denied" in text:
+        return f"{path}: cannot open it for writing (permission denied); read-only commands still work"
     if "different configuration" in text:
         return f"{path} is already open in this process in another mode (read-only vs read-write)"
     return f"{path}: {text.splitlines()[0]}"

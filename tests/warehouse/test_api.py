@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 import warehouse.api
+import warehouse.predict
 from ingest.synthetic import generate_tree
 from warehouse import UserError, Warehouse
 
@@ -84,6 +85,30 @@ def test_predict_refuses_low_coverage_unless_partial(fitted, tmp_path):
         wh.predict("Nobody")
     with pytest.raises(UserError, match="--min-coverage must be in"):
         wh.predict(HELD_OUT, min_coverage=1.5)
+
+
+def test_predict_needing_a_restricted_fit_on_an_unwritable_file_fails_before_fitting(fitted, tmp_path,
+                                                                                     monkeypatch):
+    """A read-only file system (or a lock) is found before minutes of fitting, and the message says why a
+    prediction needs to write at all and how to avoid it."""
+    wh = Warehouse(_copy(fitted, tmp_path))
+    wh.sql("DELETE FROM scores WHERE model = ? AND benchmark = 'ifeval'", [HELD_OUT], write=True)
+    real_connect = warehouse.api.connect
+
+    def read_only_file_system(path, read_only=False, **kw):
+        if not read_only:
+            raise UserError(f"{path}: cannot open it for writing (read-only file system)")
+        return real_connect(path, read_only=True, **kw)
+
+    def no_fit(*args, **kw):
+        raise AssertionError("fitted before finding the file unwritable")
+
+    monkeypatch.setattr(warehouse.api, "connect", read_only_file_system)
+    monkeypatch.setattr(warehouse.predict, "fit_restricted", no_fit)
+    with pytest.raises(UserError, match=rf"{HELD_OUT} has no ifeval scores, so it needs a proxy restricted .*"
+                                        r"read-only file system.*--no-restrict"):
+        wh.predict(HELD_OUT)
+    assert wh.predict(HELD_OUT, restrict=False, allow_partial=True).restricted_fit is None
 
 
 def test_plan_lists_the_owed_instances(fitted, tmp_path):
