@@ -1,7 +1,7 @@
 -- Win probability of `model` over `opponent` on each target, from the current pairwise fits.
 -- margin = sum weight * (score_model - score_opponent), a missing score counting as the center.
--- An opponent with no score on any of the fit's instances (coverage 0, e.g. a model with target
--- files only) is left out: imputing all its scores would make it a fictitious average model.
+-- A model with no score on any of the fit's instances (coverage 0, e.g. a model with target files
+-- only) is left out on both sides: imputing all its scores would make it a fictitious average model.
 CREATE OR REPLACE VIEW pair_predictions AS
 WITH candidates AS (
     SELECT DISTINCT model FROM scores
@@ -27,4 +27,4 @@ SELECT a.model, b.model AS opponent, a.target,
 FROM per_model AS a
 JOIN per_model AS b ON a.fit_id = b.fit_id AND a.target = b.target AND a.model <> b.model
 JOIN current_fits AS f ON f.fit_id = a.fit_id AND f.task = 'pair' AND f.target = a.target
-WHERE b.coverage > 0;
+WHERE a.coverage > 0 AND b.coverage > 0;

@@ -350,4 +350,5 @@ def test_trained_on_lists_only_models_with_target_scores_and_pair_predictions_sk
         assert set(models) <= with_rows, target
     opponents = {o for (o,) in con.execute("SELECT DISTINCT opponent FROM pair_predictions").fetchall()}
     assert "Only-Target" not in opponents and gaia[0].stem in opponents
-    assert con.execute("SELECT count(*) FROM pair_predictions WHERE model = 'Only-Target'").fetchone()[0] > 0
+    assert con.execute("SELECT count(*) FROM pair_predictions WHERE model = 'Only-Target'").fetchone()[0] == 0
+    assert con.execute("SELECT min(coverage) FROM pair_predictions").fetchone()[0] > 0
