@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
 import duckdb
@@ -260,10 +261,22 @@ class Warehouse:
             raise UserError("no results tree: pass PATH, set PACE_RESULTS_DIR, put the Pace project's "
                             "results/standardized_results here, or make synthetic data with `pace demo-data`.")
         discover(root)                      # a bad PATH fails here, before any warehouse is created
+        db = Path(self.path)
+        created = not db.exists()
         con = self.connect(write=True, create=True)
+        lake = lake_of(con, self.lake)
+        lake_existed = lake.exists()
         try:
-            return ingest_tree(con, root, lake_of(con, self.lake), prune=prune, strict=strict, progress=progress,
+            return ingest_tree(con, root, lake, prune=prune, strict=strict, progress=progress,
                                duplicates=duplicates)
+        except BaseException:
+            if created:                     # a first ingest that failed leaves no empty warehouse behind
+                con.close()
+                for leftover in (db, db.with_name(db.name + ".wal")):
+                    leftover.unlink(missing_ok=True)
+                if not lake_existed and lake.is_dir() and not any(lake.iterdir()):
+                    lake.rmdir()
+            raise
         finally:
             con.close()
 

@@ -42,6 +42,21 @@ def _one_line_error(result, *needles):
         assert needle in lines[0], (needle, lines[0])
 
 
+def test_a_failed_first_ingest_leaves_no_warehouse_behind(tmp_path, small_tree):
+    bad = tmp_path / "bad"
+    shutil.copytree(small_tree, bad)
+    victim = sorted(bad.rglob("*.csv"))[0]
+    victim.write_text(victim.read_text() + "garbage,line,x,y,z\n")
+    (tmp_path / "new").mkdir()
+    _one_line_error(run_pace("ingest", bad, "--db", tmp_path / "new" / "pace.duckdb", "--no-progress"),
+                    f"{victim.name}:", "fields")
+    assert list((tmp_path / "new").iterdir()) == []
+    assert run_pace("ingest", small_tree, "--db", tmp_path / "new" / "pace.duckdb", "--no-progress").exit_code == 0
+    before = (tmp_path / "new" / "pace.duckdb").stat().st_size
+    _one_line_error(run_pace("ingest", bad, "--db", tmp_path / "new" / "pace.duckdb", "--no-progress"), "fields")
+    assert (tmp_path / "new" / "pace.duckdb").stat().st_size == before      # an existing warehouse stays
+
+
 # ---------------------------------------------------------------------------------------- export
 def test_export_refuses_a_folder_with_a_users_file(tmp_path, small_db):
     out = tmp_path / "ex"
