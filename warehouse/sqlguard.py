@@ -26,6 +26,7 @@ def check_statements(con: duckdb.DuckDBPyConnection, query: str, *, write: bool)
         return
     for kind in statement_types(con, query):
         if kind not in READ_ONLY:
+            kind = "INSTALL / LOAD" if kind == "LOAD" else kind     # DuckDB parses INSTALL as a LOAD statement
             raise UserError(f"{kind} statements change the warehouse or write files, and this is read-only: "
                             "add --write to run it")
 
@@ -34,6 +35,12 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     """After ad-hoc writes, bring the lake back in step with ``scores`` (only what differs)."""
     from ingest.lake import lake_drift, sync_lake
 
+    gone = con.execute("""SELECT count(*) = 0 FROM duckdb_tables()
+                          WHERE database_name = current_database() AND schema_name = 'main'
+                            AND table_name = 'scores'""").fetchone()[0]
+    if gone:
+        raise UserError("the scores table is gone, so the lake was left as it was: `pace ingest` of each "
+                        "results tree restores it (and `pace doctor` then says what is still missing)")
     drift = lake_drift(con)
     if drift:
         sync_lake(con, list(drift))

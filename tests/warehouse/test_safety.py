@@ -136,7 +136,7 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
 @pytest.mark.parametrize("statement", [
     "DROP TABLE scores", "DELETE FROM scores", "UPDATE scores SET score = 0",
     "INSERT INTO benchmarks VALUES ('x', 'source')", "ATTACH 'other.duckdb' AS o (READ_WRITE)",
-    "COPY scores TO 'dump.csv'", "CREATE TABLE t AS SELECT 1", "SELECT 1; DELETE FROM scores"])
+    "COPY scores TO 'dump.csv'", "CREATE TABLE t AS SELECT 1", "SELECT 1; DELETE FROM scores", "INSTALL httpfs"])
 def test_sql_is_read_only_by_default(tmp_path, small_db, statement, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = small_db.read_bytes()
@@ -151,6 +151,9 @@ def test_sql_write_is_explicit_and_keeps_the_lake_in_step(small_db):
     assert run_pace("sql", "DELETE FROM scores WHERE model = 'M1'", "--db", small_db, "--write").exit_code == 0
     con = connect(small_db)
     assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 6 and lake_drift(con) == {}
+    con.close()
+    _one_line_error(run_pace("sql", "DROP TABLE scores", "--db", small_db, "--write"), "scores table is gone",
+                    "pace ingest")
 
 
 def test_shell_is_read_only_unless_asked(small_db, capsys):
