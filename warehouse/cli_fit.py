@@ -157,7 +157,8 @@ def predict(
                digits=1)
     restricted = sorted({b for p in report.predictions if p.restricted for b in p.sources})
     if missing:
-        console.print(f"{model} has no (or too few) scores for {', '.join(missing)}.", highlight=False)
+        console.print(f"{model} has scores for under half of the instances of {', '.join(missing)} (the coverage "
+                      "above counts only the proxy's own instances).", highlight=False)
     if restricted:
         how = "fitted now" if report.made_fit else "reused"
         console.print(f"restricted proxy ({how}, {report.restricted_fit}) on the {len(restricted)} source benchmarks "
