@@ -150,7 +150,8 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
                train: np.ndarray, scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
                n_instances: np.ndarray | None = None,
                models: Sequence[str] | None = None, count: int = 100, seed: int = 42,
-               n_jobs: int = 1, also_selected: np.ndarray | None = None) -> ShrunkFit:
+               n_jobs: int = 1, also_selected: np.ndarray | None = None,
+               call_group: np.ndarray | None = None) -> ShrunkFit:
     """Fit the default predictor.
 
     X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
@@ -159,6 +160,8 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     a NaN target are skipped per target); scale_rows: rows that fit the ability scale (no targets
     needed); n_instances: (n, T) target instances behind each mean (link weights; default 1);
     also_selected: columns other proxies selected (e.g. the pairwise fit's), left out of the ability too.
+    call_group: (S,) int, columns one runner call scores together share a value; the siblings of a
+    selected column are left out of the ability as well.
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -180,6 +183,9 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     selected = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]
                                         + [np.asarray(also_selected if also_selected is not None else [],
                                                       dtype=np.int64)]))
+    if call_group is not None:          # and not their siblings either: the same call scores them
+        group = np.asarray(call_group)
+        selected = np.flatnonzero(np.isin(group, group[selected]))
     X_ability = X.copy()
     X_ability[:, selected] = np.nan
     if collapsed is not None:
@@ -206,7 +212,7 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
 def predict_folds(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int,
                   folds: Sequence[Sequence[int]], *, labelled: np.ndarray | None = None,
                   collapsed: np.ndarray | None = None, n_instances: np.ndarray | None = None, models: Sequence[str] | None = None,
-                  count: int = 100, seed: int = 42, n_jobs: int = 1) -> np.ndarray:
+                  count: int = 100, seed: int = 42, n_jobs: int = 1, call_group: np.ndarray | None = None) -> np.ndarray:
     """Held-out predictions for each fold: (n, T), NaN outside the folds.
 
     Each fold's rows are removed from training *and* from the ability scale, so nothing about them but
@@ -222,6 +228,6 @@ def predict_folds(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_
         keep = ~np.isin(np.arange(n), held)
         fit = fit_shrunk(X, Y, targets, leaf_of_col, n_leaves, train=lab[~np.isin(lab, held)],
                          scale_rows=np.flatnonzero(keep), collapsed=collapsed, n_instances=n_instances, models=models, count=count,
-                         seed=seed, n_jobs=n_jobs)
+                         seed=seed, n_jobs=n_jobs, call_group=call_group)
         pred[held] = fit.predict(X, held)
     return pred

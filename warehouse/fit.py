@@ -114,7 +114,7 @@ def _fit_default(m: Matrices, req: FitRequest, also_selected=None) -> tuple[list
     fit = fit_shrunk(m.X, Y, m.targets, m.leaves, m.n_leaves, train=np.arange(len(m.models)),
                      scale_rows=np.arange(len(m.models)), collapsed=m.collapsed_mask(),
                      n_instances=m.target_counts(), models=m.models, count=req.count, seed=req.seed, n_jobs=jobs(),
-                     also_selected=also_selected)
+                     also_selected=also_selected, call_group=m.call_groups())
     out = []
     rows = np.arange(len(m.models))
     for target, sp in fit.proxies.items():

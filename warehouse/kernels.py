@@ -161,7 +161,8 @@ def default_abs(m: Matrices, params: dict):
     folds = held_out_folds(m, params) or [[int(i)] for i in labelled]
     pred = shrinkage.predict_folds(m.X, actual, m.targets, m.leaves, m.n_leaves, folds, labelled=labelled,
                                    collapsed=m.collapsed_mask(), n_instances=m.target_counts(), models=m.models,
-                                   count=params["count"], seed=params["seed"], n_jobs=jobs())
+                                   count=params["count"], seed=params["seed"], n_jobs=jobs(),
+                                   call_group=m.call_groups())
     return FoldResult(pred, actual), np.arange(m.X.shape[1])
 
 

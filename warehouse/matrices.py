@@ -61,6 +61,17 @@ class Matrices:
         return Matrices([self.models[r] for r in rows], self.columns, self.X[rows], self.targets,
                         [p[rows] for p in self.P], self.leaves, kept, self.leaf_benchmarks)
 
+    def call_groups(self) -> np.ndarray:
+        """(S,) int: source columns that one runner call scores together share a value (see
+        ``warehouse.plan.call_of``); a model run on a proxy's instances also has their siblings."""
+        from warehouse.plan import call_of
+
+        if not self.columns:
+            return np.arange(self.X.shape[1])
+        _, group = np.unique(np.array(["\x1f".join(call_of(*c)) for c in self.columns], dtype=object),
+                             return_inverse=True)
+        return group.astype(np.int64)
+
     def target_counts(self) -> np.ndarray:
         """(n, T) number of observed target instances behind each mean."""
         return np.stack([(~np.isnan(p)).sum(axis=1) for p in self.P], axis=1) if self.P else \

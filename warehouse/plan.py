@@ -115,22 +115,30 @@ def plan_value(con: duckdb.DuckDBPyConnection, model: str) -> dict:
             "per_benchmark": out}
 
 
+def call_of(benchmark: str, subdir: str, instance_id: str) -> tuple[str, str, str]:
+    """The runner call that scores this row: (benchmark, call_subdir, call_id). One call can score
+    several rows (ifeval's four metric subdirs, repobench's three metrics, logiqa's two filters); a
+    benchmark or row the runner cannot map is a call of its own."""
+    from eval_runners.registry import get
+
+    try:
+        call_subdir, call_id = get(benchmark).call_key(subdir, instance_id)
+    except (KeyError, ValueError):
+        call_subdir, call_id = subdir, instance_id
+    return benchmark, call_subdir, call_id
+
+
 def plan_calls(rows: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], dict[str, dict]]:
     """Deduplicate plan rows into API calls (runners.md §5): rows sharing a call key are one call.
 
     Returns (calls in first-seen order as (benchmark, call_subdir, call_id), per benchmark
     {'instances': rows, 'calls': calls, 'subtasks': distinct call subdirs}).
     """
-    from eval_runners.registry import get
-
     seen: dict[tuple[str, str, str], None] = {}
     per: dict[str, dict] = {}
     for benchmark, subdir, instance_id in rows:
-        try:
-            call_subdir, call_id = get(benchmark).call_key(subdir, instance_id)
-        except (KeyError, ValueError):      # a benchmark or row the runner cannot map: one call per row
-            call_subdir, call_id = subdir, instance_id
-        key = (benchmark, call_subdir, call_id)
+        key = call_of(benchmark, subdir, instance_id)
+        call_subdir = key[1]
         stats = per.setdefault(benchmark, {"instances": 0, "calls": 0, "subtasks": set()})
         stats["instances"] += 1
         if key not in seen:

@@ -101,6 +101,25 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     assert now == pytest.approx(same, abs=1e-12)
 
 
+def test_a_model_run_on_its_plan_gets_no_ability_from_the_rows_its_calls_also_score(fitted, tmp_path):
+    """A runner call scores sibling rows beside the planned one (ifeval's four metrics, repobench's
+    three, logiqa's two filters); the ability scale must not read those either, else a plan-only model
+    gets an ability from a handful of hard, discriminating instances."""
+    from warehouse.plan import call_of
+
+    db, held_out, _ = fitted
+    work = tmp_path / "siblings.duckdb"
+    shutil.copy(db, work)
+    con = connect(work)
+    calls = {call_of(*k) for k in plan_rows(con, "Newcomer-2")}
+    rows = [r for r in con.execute("SELECT benchmark, subdir, instance_id, score FROM scores WHERE model = ?",
+                                   [held_out]).fetchall() if call_of(*r[:3]) in calls]
+    assert len(rows) > len(calls)                  # some calls score more than one row
+    con.executemany("INSERT INTO scores VALUES ('Newcomer-2', ?, ?, ?, ?, 'm', 'runner', 'run:test', now())", rows)
+    got = con.execute("SELECT DISTINCT ability FROM predictions WHERE model = 'Newcomer-2'").fetchall()
+    assert got == [(None,)]
+
+
 def test_plan_and_predict_commands(fitted, tmp_path):
     db, held_out, _ = fitted
     work = tmp_path / "cli.duckdb"
