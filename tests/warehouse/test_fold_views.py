@@ -62,8 +62,8 @@ def test_default_evaluation_per_fold_equals_the_kernel_over_the_whole_split(con)
     from warehouse.evaluate import EvalRequest, compute_eval
     from warehouse.matrices import build_matrices
 
-    targets = ["gaia", "swebench"]
-    req = EvalRequest(method="default", count=15, B=10, seed=3, split="kfold-3", targets=targets)
+    targets = ["swebench"]
+    req = EvalRequest(method="default", count=10, B=10, seed=3, split="kfold-3", targets=targets)
     result = compute_eval(con, req, "abs")
     table = result.tables["loocv_predictions"]
     stored = {(m, t): p for _, m, t, p, *_ in zip(*(c.to_pylist() for c in table.columns))}
@@ -132,3 +132,23 @@ def test_selection_scores_view_ranks_as_the_kernel(con):
                                for y in only_b)
                 tied += 1
     assert compared and tied < compared
+
+
+def test_fit_above_the_kfold_threshold_uses_kfold_residuals_and_says_so(small_db, tmp_path, monkeypatch):
+    import shutil
+
+    from warehouse.fit import FitRequest, fit_and_store
+
+    db = tmp_path / "work.duckdb"
+    shutil.copy(small_db, db)
+    con = connect(db)
+    try:
+        monkeypatch.setenv("PACE_KFOLD_ABOVE", "3")
+        report = fit_and_store(con, FitRequest(count=10, B=10, seed=2, targets=["swebench"], tasks=("abs",)))
+        assert any("10-fold held-out residuals" in w and "PACE_KFOLD_ABOVE" in w for w in report.warnings)
+        assert all(np.isfinite(report.resid_lo[t]) and report.resid_lo[t] < report.resid_hi[t] for t in report.targets)
+        monkeypatch.setenv("PACE_KFOLD_ABOVE", "many")
+        with pytest.raises(ValueError, match="PACE_KFOLD_ABOVE must be an integer >= 2, not 'many'"):
+            fit_and_store(con, FitRequest(count=15, B=10, seed=2, targets=["gaia"], tasks=("abs",)))
+    finally:
+        con.close()
