@@ -136,7 +136,7 @@ def chance_ability(scale: AbilityScale, n_leaves: int) -> float:
     return float(ability(scale, leaf_logits(np.zeros((1, n_leaves))))[0])
 
 
-def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above):
+def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above, configs=None):
     """The Pace proxies fitted to the logit target means ``Z`` (n, k) of ``rows`` (B = 0: no bootstrap
     envelope; the clamp is the training logit range widened by a quarter on each side), one per column
     of Z. Only the training rows are passed on: the proxies' column indices refer to ``X``'s columns
@@ -147,7 +147,8 @@ def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above)
     names = [f"t{k}" for k in range(Z.shape[1])]
     res = fit_abs_default(X[rows], [Z[rows][:, [k]] for k in range(Z.shape[1])], names,
                           models=[models[i] for i in rows], count=count, B=0, seed=seed, n_jobs=n_jobs,
-                          score_range=None, kfold_above=kfold_above)
+                          score_range=None, kfold_above=kfold_above,
+                          config=None if configs is None else dict(zip(names, configs)))
     return [res.proxies[name] for name in names], list(res.warnings)
 
 
@@ -156,7 +157,7 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
                n_instances: np.ndarray | None = None,
                models: Sequence[str] | None = None, count: int = 100, seed: int = 42,
                n_jobs: int = 1, also_selected: np.ndarray | None = None,
-               kfold_above: int = KFOLD_ABOVE) -> ShrunkFit:
+               kfold_above: int = KFOLD_ABOVE, configs: dict | None = None) -> ShrunkFit:
     """Fit the default predictor.
 
     X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
@@ -166,6 +167,7 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     needed); n_instances: (n, T) target instances behind each mean (link weights; default 1);
     also_selected: columns other proxies selected (e.g. the pairwise fit's), left out of the ability too.
     kfold_above: with more training models than this the Pace part tunes by K-fold, not leave-one-out.
+    configs: target -> AbsConfig fixing the Pace part's configuration (no tuning).
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -184,7 +186,8 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
         for k, t in enumerate(ts):
             Z[rows, k] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
         fitted, warn = _pace_logit_proxies(X, Z, rows, count=count, seed=seed, n_jobs=n_jobs, models=names,
-                                           kfold_above=kfold_above)
+                                           kfold_above=kfold_above,
+                                           configs=None if configs is None else [configs[targets[t]] for t in ts])
         for t, proxy in zip(ts, fitted):
             paces[targets[t]] = proxy
             warnings += [f"{targets[t]}: {w}" for w in warn if "no target value" not in w]

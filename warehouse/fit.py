@@ -27,9 +27,10 @@ from datetime import datetime
 import duckdb
 import numpy as np
 
+from models.configs import AbsConfig
+from models.folds import KFOLD
 from warehouse.kernels import jobs, kfold_above
 from warehouse.matrices import Matrices, build_matrices, published_arrays
-from models.folds import KFOLD
 
 
 @dataclass
@@ -228,14 +229,17 @@ PAIR_FITTERS = {"default": _fit_pair_default, "instance": _fit_pair_default, "co
 EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
 
 
-def _split_predictions(m: Matrices, req: FitRequest, folds: list[list[int]] | None) -> tuple[np.ndarray, np.ndarray]:
+def _split_predictions(m: Matrices, req: FitRequest, folds: list[list[int]] | None,
+                       fixed_configs: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(actual, held-out predicted), each (n, T), of the same method on ``folds`` (None: leave-one-out);
-    NaN where a model was not held out or has no truth."""
+    NaN where a model was not held out or has no truth. ``fixed_configs`` (default method): the fit's own
+    configurations, not re-tuned inside each fold."""
     from warehouse.kernels import METHODS
 
     params = {"method": req.method, "mode": "loocv", "count": req.count, "B": req.B, "seed": req.seed,
               "split": "loo" if folds is None else "folds",
-              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds]}
+              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds],
+              "fixed_configs": fixed_configs}
     result, _ = METHODS[req.method](m, params)
     return np.asarray(result.actual, float), np.asarray(result.pred, float)
 
@@ -318,6 +322,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     if req.method not in FITTERS:
         raise ValueError(f"unknown method {req.method!r}; available: {', '.join(sorted(FITTERS))}")
     started = time.perf_counter()
+    _cap_duckdb_cache(con)
     m: Matrices = build_matrices(con, sources=req.sources, targets=req.targets)
     unknown = sorted(set(req.exclude) - set(m.models))
     if unknown:
@@ -341,19 +346,26 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     empty = np.full((len(models), len(m.targets)), np.nan)
     n_labelled = int(np.isfinite(m.target_means()).any(axis=1).sum())
     interval_split = "loo" if n_labelled <= kfold_above() else f"kfold-{KFOLD}"
+    # Above the threshold each interval fold reuses the fit's configurations (q, nc, blend) instead of
+    # tuning its own: a tuning costs K training bases, the fold's fit one (at 100 models x 90k instances
+    # ~4 s each), and a fit has ~20 interval folds. Selection, weights and the ability are still refitted.
+    fixed = None
+    if interval_split != "loo" and req.method == "default":
+        fixed = {p.target: AbsConfig(**{k: p.config[k] for k in ("m", "nc_h", "nc_d", "q")}) for p in proxies}
     if req.intervals and proxies:
         folds = None if interval_split == "loo" else _split_rows(con, m, interval_split)
-        actual, held_out = _split_predictions(m, req, folds)
+        actual, held_out = _split_predictions(m, req, folds, fixed)
         if interval_split != "loo":
             warnings.append(f"intervals from {KFOLD}-fold held-out residuals, not leave-one-out: {n_labelled} models "
                             f"with target scores > {kfold_above()} (PACE_KFOLD_ABOVE); families dealt into at most "
-                            f"{KFOLD} folds")
+                            f"{KFOLD} folds; each fold refits selection and weights with the fit's tuned "
+                            "configuration")
     else:
         actual, held_out = empty, empty
     residuals = _residuals(actual, held_out, link)
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
-        extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds), link)
+        extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds, fixed), link)
                                         for folds in _extrapolation_splits(con, m, interval_split != "loo")]
                                        or [extrapolation])
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
@@ -454,6 +466,19 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         report.pair_view_gap[proxy.target] = max(gaps) if gaps else float("nan")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB keeps the blocks it read cached up to its memory_limit (80 % of RAM by default): 2.5 GB of
+    the fit's peak at 100 models x 9M rows was cache. The kernels need that memory more, so the fit caps
+    DuckDB at ``$PACE_DUCKDB_MEMORY`` (default 2GB; queries then evict, not fail)."""
+    import os
+
+    limit = os.environ.get("PACE_DUCKDB_MEMORY") or "2GB"
+    try:
+        con.execute(f"SET memory_limit = '{limit}'")
+    except duckdb.Error as exc:
+        raise ValueError(f"PACE_DUCKDB_MEMORY must be a size such as 2GB, not {limit!r}") from exc
 
 
 def _merge_untrained(warnings: list[str]) -> list[str]:

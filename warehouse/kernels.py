@@ -168,7 +168,8 @@ def _compat_fold_rows(m: Matrices, folds: list[list[int]]):
 def default_fold(m: Matrices, n_train: int, params: dict) -> np.ndarray:
     """The default method (models/shrinkage.py) on one fold: rows ``:n_train`` train (those with a target
     score train the proxies; all of them fit the ability scale), rows ``n_train:`` are predicted. Returns
-    (n, T) predictions, NaN on the training rows."""
+    (n, T) predictions, NaN on the training rows. ``params["fixed_configs"]`` (target -> AbsConfig, in
+    process only) fixes the Pace part's configuration instead of tuning it inside the fold."""
     from models import shrinkage
 
     actual = m.target_means()
@@ -181,7 +182,8 @@ def default_fold(m: Matrices, n_train: int, params: dict) -> np.ndarray:
     labelled = train[np.isfinite(actual[train]).any(axis=1)]
     fit = shrinkage.fit_shrunk(m.X, actual, m.targets, m.leaves, m.n_leaves, train=labelled, scale_rows=train,
                                collapsed=m.collapsed_mask(), n_instances=m.target_counts(), models=m.models,
-                               count=params["count"], seed=params["seed"], n_jobs=jobs(), kfold_above=kfold_above())
+                               count=params["count"], seed=params["seed"], n_jobs=jobs(), kfold_above=kfold_above(),
+                               configs=params.get("fixed_configs"))
     pred[held] = fit.predict(m.X, held)
     return pred
 
