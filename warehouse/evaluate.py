@@ -138,7 +138,9 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     run_id = f"{task}-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
     if task == "abs" and kernels.unit(req.method) == "fold":
-        _eval_per_fold(con, params, grouped, req.sources, req.targets)
+        fold_rows = con.execute("SELECT DISTINCT fold, held_out FROM eval_folds(?, ?) ORDER BY fold",
+                                [req.split, req.targets]).fetchall()
+        _eval_per_fold(con, params, [held for _, held in fold_rows], req.sources, req.targets)
     else:
         con.execute(f"""
             CREATE OR REPLACE TEMP TABLE _eval AS
@@ -170,11 +172,12 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     return EvalResult(run_id, task, tables)
 
 
-def _eval_per_fold(con: duckdb.DuckDBPyConnection, params: dict, grouped: dict[str, list[str]],
+def _eval_per_fold(con: duckdb.DuckDBPyConnection, params: dict, folds: list[list[str]],
                    sources: list[str] | None, targets: list[str] | None) -> None:
-    """``_eval`` (one row: models, targets, r) from one ``pace_abs_eval`` call per fold row: each fold's
-    held-out predictions, assembled over the known models in row order (NULL for a model no fold holds
-    out, or one without a target score among ``targets``)."""
+    """``_eval`` (one row: models, targets, r) from one ``pace_abs_eval`` call per fold (``folds``: the
+    held-out models of each ``eval_folds`` row): each fold's held-out predictions, assembled over the
+    known models in row order (NULL for a model no fold holds out, or one without a target score among
+    ``targets``)."""
     import numpy as np
     import pyarrow as pa
 
@@ -185,7 +188,7 @@ def _eval_per_fold(con: duckdb.DuckDBPyConnection, params: dict, grouped: dict[s
     pred = actual = None
     names: list[str] = []
     columns = ", ".join("i." + c for c in kernels.FOLD_COLUMNS)
-    for held in grouped.values():
+    for held in folds:
         row = con.execute(f"""
             SELECT i.models, i.n_train, i.targets, pace_abs_eval({columns}, ?) AS r
             FROM fold_matrix(?::VARCHAR[], ?, ?) AS i""", [json.dumps(params), held, sources, targets]).fetchall()[0]
