@@ -1,7 +1,7 @@
 """Held-out evaluation as SQL over the kernel UDFs, materialised into the loocv_* tables.
 
 Folds are rows (``eval_folds``, sql/034). A method whose kernel works per fold (``kernels.unit`` 'fold':
-``default``) is called once per fold, ``pace_abs_eval`` over that fold's ``fold_matrix`` row (sql/035:
+``default``) is called once per fold, ``pace_abs_eval`` over that fold's ``fold_matrix`` row (sql/038:
 the fold's models as sparse cells, training models first); the other methods (``compat``, which needs
 the published transductive basis, ``instance``, the baselines) are called once over the fold 'all' row
 with the split's held-out sets as a parameter. The rest is SQL that unnests the results into rows keyed by

@@ -1,7 +1,7 @@
 """The proxy kernels as DuckDB UDFs, and the method table: (task, method, params) -> ``models``.
 
 ``pace_abs_eval`` / ``pace_pair_eval(<fold_matrix columns>, params)`` take one ``fold_matrix`` row
-(sql/035: one fold's models as sparse cells, training models first) and return predictions,
+(sql/038: one fold's models as sparse cells, training models first) and return predictions,
 configurations and selections as nested lists, which the evaluation SQL unnests into the ``loocv_*``
 tables. Selection columns come back as indices into ``source_columns(src)``.
 
@@ -467,7 +467,7 @@ BASIS_RESULT = "STRUCT(target VARCHAR, col INTEGER, multiplicity INTEGER, levera
 def fold_basis_rows(m: Matrices, n_train: int, params: dict) -> list[dict]:
     """Per target, the training basis the default method's Pace part builds on the fold (models/basis.py):
     its representative columns, their multiplicity and leverages for nc = 1 .. min(rank, 8). The training
-    rows are the fold's training rows with a score on the target (``fold_selection_scores``, sql/036)."""
+    rows are the fold's training rows with a score on the target (``fold_selection_scores``, sql/039)."""
     from models.basis import MIN_OBS, TrainingBasis
 
     actual = m.target_means()

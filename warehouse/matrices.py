@@ -1,4 +1,4 @@
-"""Dense arrays for the proxy kernels, from the ``fold_matrix`` SQL macro (sql/035).
+"""Dense arrays for the proxy kernels, from the ``fold_matrix`` SQL macro (sql/038) and its long forms.
 
 Rows are the known models in byte-wise name order (the published model list order); source
 columns are (benchmark, subdir, instance_id) sorted as strings; targets alphabetical: the layout
@@ -87,7 +87,7 @@ def _int_array(value, width: int | None = None) -> np.ndarray:
 def fold_row_to_matrices(models: list[str], n_cols: int, x: pa.Array, targets: list[str], t_cols: list[int],
                          p: pa.Array, leaves=None, collapsed=None, leaf_benchmarks: list[str] | None = None,
                          columns: list | None = None) -> Matrices:
-    """One ``fold_matrix`` row (sql/035: sparse (row, col, value) cells) -> dense Matrices.
+    """One ``fold_matrix`` row (sql/038: sparse (row, col, value) cells) -> dense Matrices.
 
     x: the struct values (r, c, v) of the source cells; p: (t, r, c, v) of the target cells. Cells not
     listed are NaN (no usable score). Rows follow ``models`` (training models first)."""
@@ -109,19 +109,26 @@ def fold_row_to_matrices(models: list[str], n_cols: int, x: pa.Array, targets: l
 
 def fold_matrices(con: duckdb.DuckDBPyConnection, held_out: list[str] | None = None,
                   sources: list[str] | None = None, targets: list[str] | None = None) -> tuple[Matrices, int]:
-    """One fold's matrices via ``fold_matrix(held_out, sources, targets)`` (sql/035) and its number of
-    training rows (rows ``n_train:`` are the held-out models)."""
-    table = con.sql("SELECT * FROM fold_matrix(?::VARCHAR[], ?, ?)",
-                    params=[list(held_out or []), sources, targets]).to_arrow_table()
+    """One fold's matrices (``fold_matrix(held_out, sources, targets)``, sql/038) and its number of
+    training rows (rows ``n_train:`` are the held-out models). The cells are read in their long form
+    (``fold_cells``, ``fold_target_cells``) as Arrow columns: DuckDB never builds the one-row list, which
+    at 300 models x 100k instances needs more memory than the dense matrix itself."""
+    held = list(held_out or [])
+    meta = con.sql("SELECT models, n_train, n_cols, targets, t_cols, leaves, leaf_benchmarks, collapsed "
+                   "FROM fold_matrix(?::VARCHAR[], ?, ?)", params=[held, sources, targets]).to_arrow_table()
     columns = [tuple(r) for r in con.execute(
         "SELECT benchmark, subdir, instance_id FROM source_columns(?) ORDER BY col", [sources]).fetchall()]
-    first = lambda name: table.column(name)[0]  # noqa: E731
+    first = lambda name: meta.column(name)[0]  # noqa: E731
     target_names = first("targets").as_py() or []
     if targets is not None and sorted(set(targets) - set(target_names)):
         raise ValueError(f"targets without any rows: {', '.join(sorted(set(targets) - set(target_names)))}")
-    m = fold_row_to_matrices(first("models").as_py() or [], first("n_cols").as_py(), first("x").values,
-                             target_names, first("t_cols").as_py() or [], first("p").values, first("leaves"),
-                             first("collapsed"), first("leaf_benchmarks").as_py(), columns)
+    x = con.sql("SELECT {'r': row, 'c': col, 'v': score} AS cell FROM fold_cells(?::VARCHAR[], ?)",
+                params=[held, sources]).to_arrow_table().column("cell")
+    p = con.sql("SELECT {'t': t, 'r': row, 'c': col, 'v': score} AS cell FROM fold_target_cells(?::VARCHAR[], ?)",
+                params=[held, targets]).to_arrow_table().column("cell")
+    m = fold_row_to_matrices(first("models").as_py() or [], first("n_cols").as_py(), x, target_names,
+                             first("t_cols").as_py() or [], p, first("leaves"), first("collapsed"),
+                             first("leaf_benchmarks").as_py(), columns)
     return m, int(first("n_train").as_py())
 
 
