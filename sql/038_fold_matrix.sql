@@ -17,9 +17,25 @@ CREATE OR REPLACE MACRO fold_matrix(fold_held_out, src, tgt) AS TABLE
 WITH
 rows AS (FROM fold_models(fold_held_out)),
 cols AS (FROM source_columns(src)),
+cells AS (      -- fold_cells, written out so that rows and cols are computed once
+    SELECT {'r': r.row, 'c': c.col, 'v': s.score} AS cell
+    FROM scores AS s
+    JOIN rows AS r USING (model)
+    JOIN cols AS c USING (benchmark, subdir, instance_id)
+    WHERE s.score IS NOT NULL
+),
+tcols AS (FROM target_columns(tgt)),
 tnames AS (
     SELECT target, (row_number() OVER (ORDER BY target) - 1)::INTEGER AS t, count(*)::INTEGER AS n
-    FROM target_columns(tgt) GROUP BY target
+    FROM tcols GROUP BY target
+),
+tcells AS (     -- fold_target_cells, likewise
+    SELECT {'t': n.t, 'r': r.row, 'c': tc.col, 'v': s.score} AS cell
+    FROM scores AS s
+    JOIN rows AS r USING (model)
+    JOIN tcols AS tc ON tc.target = s.benchmark AND tc.subdir = s.subdir AND tc.instance_id = s.instance_id
+    JOIN tnames AS n ON n.target = tc.target
+    WHERE s.score IS NOT NULL
 ),
 leaf_index AS (
     SELECT col, benchmark, (dense_rank() OVER (ORDER BY benchmark, subdir) - 1)::INTEGER AS leaf FROM cols
@@ -34,11 +50,10 @@ SELECT
     (SELECT list(model ORDER BY row) FROM rows) AS models,
     (SELECT count(*) FILTER (WHERE NOT held_out) FROM rows)::INTEGER AS n_train,
     (SELECT count(*) FROM cols)::INTEGER AS n_cols,
-    coalesce((SELECT list({'r': row, 'c': col, 'v': score}) FROM fold_cells(fold_held_out, src)), []) AS x,
+    coalesce((SELECT list(cell) FROM cells), []) AS x,
     coalesce((SELECT list(target ORDER BY t) FROM tnames), []::VARCHAR[]) AS targets,
     coalesce((SELECT list(n ORDER BY t) FROM tnames), []::INTEGER[]) AS t_cols,
-    coalesce((SELECT list({'t': t, 'r': row, 'c': col, 'v': score}) FROM fold_target_cells(fold_held_out, tgt)), [])
-        AS p,
+    coalesce((SELECT list(cell) FROM tcells), []) AS p,
     coalesce((SELECT list(leaf ORDER BY col) FROM leaf_index), []::INTEGER[]) AS leaves,
     coalesce((SELECT list(benchmark ORDER BY leaf) FROM (SELECT DISTINCT leaf, benchmark FROM leaf_index)),
              []::VARCHAR[]) AS leaf_benchmarks,
