@@ -471,7 +471,8 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
 def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:
     """DuckDB keeps the blocks it read cached up to its memory_limit (80 % of RAM by default): 2.5 GB of
     the fit's peak at 100 models x 9M rows was cache. The kernels need that memory more, so the fit caps
-    DuckDB at ``$PACE_DUCKDB_MEMORY`` (default 2GB; queries then evict, not fail)."""
+    DuckDB at ``$PACE_DUCKDB_MEMORY`` (default 2GB). The fit's own queries stream their cells
+    (``fold_cells``); at 300 models x 100k instances the one-row ``fold_matrix`` did not fit in 2GB."""
     import os
 
     limit = os.environ.get("PACE_DUCKDB_MEMORY") or "2GB"
