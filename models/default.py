@@ -80,7 +80,7 @@ from .autotune import DefaultGrid, first_best, tuning_objective
 from .basis import MIN_OBS, TrainingBasis
 from .configs import AbsConfig
 from .default_fold import AbsTargetFit, fold_selection
-from .folds import loo_jobs, loo_training_set, without
+from .folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
 from .inputs import default_inputs, fill_missing, missing_treatments
 from .metrics import masked_metrics
 from .parallel import map_jobs, single_blas
@@ -106,7 +106,7 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
                       mask_new: bool = True, score_range: Optional[Tuple[float, float]] = (0.0, 1.0),
                       config: Optional[Mapping[str, AbsConfig]] = None,
                       top_k: int = 10, missing: str = "mask",
-                      rank_weight: float = 1.0) -> DefaultAbsResult:
+                      rank_weight: float = 1.0, selections: bool = True) -> DefaultAbsResult:
     """Leave-one-model-out evaluation of the ``default`` method.
 
     X: (n, S) raw sources (NaN = missing); P: per target (n, N_t) (NaN = missing).
@@ -127,6 +127,9 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
     training models, like the grid configs; ties keep "mask").
     ``fold_missing[(fold, target)]`` records the winner's treatment.
     rank_weight: the tuning objective is 100·MAE − rank_weight·Spearman (1 = §9).
+    selections=False: no per-fold selection records (``fit_abs_default`` only needs the configs); the
+    per-fold fits are then dropped as soon as their predictions are taken, so memory stays at one
+    training basis per worker instead of one per fold (at 100 models × 90k instances ~300 MB each).
     """
     X, Pl, Y = default_inputs(X, P, targets)
     n, T = X.shape[0], len(targets)
@@ -144,6 +147,8 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
         allowed = {name: np.arange(F * K) for name in targets}
     need_inner = nested and any(a.size > 1 for a in allowed.values())
     jobs = loo_jobs(valid, need_inner)
+    # only the outer folds' fits are read again (their selections); inner fits give predictions only
+    outer_keys = {(loo_training_set(n, i, valid[t]), i) for t in range(T) for i in range(n)} if selections else set()
 
     def run(key):
         R, i = key
@@ -160,7 +165,8 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
                 tf = AbsTargetFit(bs, Y[rows, t], new_c, grid, count)
                 lo, hi = bounds[t]
                 preds[t].append(np.clip(tf.all_configs()[:, 0], lo, hi))
-                tfs[t].append(tf)
+                if key in outer_keys:
+                    tfs[t].append(tf)
         return key, {t: (np.concatenate(preds[t]), tfs[t]) for t in ts}
 
     results = dict(map_jobs(run, list(jobs), n_jobs))
@@ -203,8 +209,9 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
             cfg = grid.config(kc)
             fold_cfg[(i, name)] = cfg
             fold_fill[(i, name)] = fills[fi]
-            tf = results[(R, i)][t][1][fi]
-            sels.append(_selection(tf, cfg, i, name))
+            if selections:
+                tf = results[(R, i)][t][1][fi]
+                sels.append(_selection(tf, cfg, i, name))
     mode = "loocv-default-nested" if (nested and config is None) else (
         "loocv-default-fixed" if config is not None else "loocv-default-insample-tuned")
     configs = {}
@@ -217,13 +224,49 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
                             excluded=excluded, fold_missing=fold_fill, missing=fill_of)
 
 
+def _kfold_configs(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], envs, k: int, *, grid: DefaultGrid,
+                   count: int, min_obs: float, score_range, rank_weight: float, n_jobs: int) -> Dict[str, AbsConfig]:
+    """Per target the grid config with the best ``k``-fold objective (missing scores masked): the models
+    with a target value are dealt round-robin into k held-out sets; each set is predicted by every config
+    fitted on the others (no new-model mask, as ``fit_abs_default``'s leave-one-out tuning); the first
+    minimum of 100·MAE − rank_weight·Spearman over all held-out predictions wins."""
+    n, T = X.shape[0], len(targets)
+    valid = [np.isfinite(Y[:, t]) for t in range(T)]
+    jobs: Dict[Tuple[Tuple[int, ...], Tuple[int, ...]], List[int]] = {}
+    for t in range(T):
+        rows = np.flatnonzero(valid[t])
+        for held in kfold_sets(rows, k):
+            train = tuple(int(r) for r in rows if r not in set(held.tolist()))
+            jobs.setdefault((train, tuple(int(h) for h in held)), []).append(t)
+
+    def run(key):
+        train, held = key
+        rows, new = np.asarray(train, dtype=np.int64), np.asarray(held, dtype=np.int64)
+        bs = TrainingBasis(X, rows, np.zeros(0, np.int64), min_obs)
+        new_c = bs.centred(X, new)
+        out = {}
+        for t in jobs[key]:
+            lo, hi = clamp_envelope(envs[t], rows, Y[rows, t], score_range)
+            out[t] = np.clip(AbsTargetFit(bs, Y[rows, t], new_c, grid, count).all_configs(), lo, hi)  # (K, h)
+        return key, out
+
+    K = grid.configs().shape[0]
+    outer = [np.full((K, n), np.nan) for _ in range(T)]
+    for (train, held), out in map_jobs(run, list(jobs), n_jobs):
+        for t, pred in out.items():
+            outer[t][:, list(held)] = pred
+    return {name: grid.config(first_best(tuning_objective(outer[t][:, valid[t]], Y[valid[t], t], rank_weight)))
+            for t, name in enumerate(targets)}
+
+
 @single_blas
 def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
                     models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                     seed: int = 42, n_jobs: int = 1, grid: DefaultGrid = DefaultGrid(),
                     min_obs: float = MIN_OBS, score_range: Optional[Tuple[float, float]] = (0.0, 1.0),
                     config: Optional[Mapping[str, AbsConfig]] = None, missing: str = "mask",
-                    rank_weight: float = 1.0) -> DefaultAbsResult:
+                    rank_weight: float = 1.0, kfold_above: int = KFOLD_ABOVE, kfold: int = KFOLD
+                    ) -> DefaultAbsResult:
     """Fit the ``default`` proxy on all models with a target value (per target).
 
     The config per target is chosen by LOOCV over those models (``config``
@@ -234,6 +277,8 @@ def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
     reproduces them. missing ("mask" / "zero" / "auto") as in ``loocv_abs_default``; with
     "auto" the treatment is tuned together with the config; ``missing[target]`` records it and
     the proxy's ``fill`` (0 for "zero") says what replaces a missing score.
+    With more than ``kfold_above`` models (and missing="mask") the config is tuned by ``kfold``-fold
+    cross-validation instead of leave-one-out (``_kfold_configs``).
     """
     X, Pl, Y = default_inputs(X, P, targets)
     n, T = X.shape[0], len(targets)
@@ -241,12 +286,17 @@ def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
     fills = missing_treatments(missing)
     if config is not None and not isinstance(config, Mapping):
         config = {name: config[t] for t, name in enumerate(targets)}
-    if config is None or len(fills) > 1:
+    if config is None and fills == ("mask",) and n > kfold_above:
+        envs = [bootstrap_means(Pl[t], B, seed + 31 * t) for t in range(T)]
+        config = _kfold_configs(X, Y, targets, envs, kfold, grid=grid, count=count, min_obs=min_obs,
+                                score_range=score_range, rank_weight=rank_weight, n_jobs=n_jobs)
+        fill_of = {t: "mask" for t in targets}
+    elif config is None or len(fills) > 1:
         # in-sample-tuned mode: every fold has the same config
         tuned = loocv_abs_default(X, Pl, targets, models=names, count=count, B=B, seed=seed,
                                   nested=False, n_jobs=n_jobs, grid=grid, min_obs=min_obs,
                                   mask_new=False, score_range=score_range, config=config,
-                                  missing=missing, rank_weight=rank_weight)
+                                  missing=missing, rank_weight=rank_weight, selections=False)
         config = {t: tuned.configs[t] for t in targets}
         fill_of = dict(tuned.missing)
     else:

@@ -64,7 +64,7 @@ from .autotune import PairGrid, best_pair_config
 from .basis import MIN_OBS, TrainingBasis
 from .calibration import platt_ridge_pairs
 from .configs import DefaultPairConfig
-from .folds import loo_jobs, loo_training_set, without
+from .folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
 from .inputs import default_inputs
 from .metrics import sym_accuracy
 from .pair_default_fold import PairTargetFit, embedding_scores, pair_fold_selection
@@ -187,13 +187,14 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
                      models: Optional[Sequence[str]] = None, count: int = 100, B: int = 300,
                      seed: int = 42, grid: PairGrid = PairGrid(), min_obs: float = MIN_OBS,
                      alpha: float = ALPHA, config: Optional[Mapping[str, DefaultPairConfig]] = None,
-                     n_jobs: int = 1) -> DefaultPairResult:
+                     n_jobs: int = 1, kfold_above: int = KFOLD_ABOVE, kfold: int = KFOLD) -> DefaultPairResult:
     """Fit the ``default`` pair proxy per target on all models with a target value.
 
     Config: chosen by LOOCV over those models (same criterion as the nested inner loop), unless
     ``config`` fixes it; Platt (a, b) fitted on those LOOCV directed margins (each model's
     margins from a fit without its target, i.e. out-of-fold); weights from the fit on all of
-    them (columns usable from the training rows alone). ``proxies[target]`` is the stored
+    them (columns usable from the training rows alone). With more than ``kfold_above`` models the
+    out-of-fold margins come from ``kfold``-fold instead of leave-one-out fits. ``proxies[target]`` is the stored
     linear form; ``directed_margins`` hold the in-sample margins computed from the embeddings
     (U·w for H, X̃Π·w for D-pt), which the proxy reproduces (tests: 1e-9). ``n_jobs`` is
     accepted for symmetry with the other drivers; the fit runs in one thread.
@@ -216,20 +217,34 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
             b = bases[key] = TrainingBasis(X, np.asarray(key, dtype=np.int64), np.zeros(0, np.int64), min_obs)
         return b
 
+    # LOOCV over each target's valid models (config choice and out-of-fold Platt). A leave-one-out
+    # basis is shared by the targets with the same training rows and dropped once they are done with it
+    # (one basis of 100 models x 90k instances is ~300 MB; keeping every one ran out of memory).
+    train_rows = [np.flatnonzero(np.isfinite(Y[:, t])) for t in range(T)]
+    loo_all = [np.full((len(cfgs), n, n), np.nan) for _ in range(T)]
+    users: Dict[Tuple[int, ...], List[Tuple[int, int]]] = {}
+    for t in range(T):
+        rows = train_rows[t]
+        held_sets = kfold_sets(rows, kfold) if rows.size > kfold_above else [np.asarray([k]) for k in rows]
+        for held in held_sets:
+            key = tuple(int(r) for r in rows[~np.isin(rows, held)])
+            users.setdefault(key, []).extend((t, int(k)) for k in held)
+    for key, uses in users.items():
+        Rk = np.asarray(key, dtype=np.int64)
+        bk = TrainingBasis(X, Rk, np.zeros(0, np.int64), min_obs)
+        Xc = bk.centred(X, allrows)
+        for t, k in uses:
+            pf = PairTargetFit(bk, Y[Rk, t], _soft_for(envs[t], Rk, Y[:, t]), Xc, grid, count, alpha)
+            s = pf.scores(allrows)
+            loo_all[t][:, k, Rk] = s[:, [k]] - s[:, Rk]
+        del bk, Xc
+
     for t, name in enumerate(targets):
-        rows = np.flatnonzero(np.isfinite(Y[:, t]))
+        rows = train_rows[t]
         excluded[name] = [names[j] for j in range(n) if j not in set(rows.tolist())]
         if excluded[name]:
             warns.append(f"{name}: no target value for {', '.join(excluded[name])} (not trained on)")
-        # LOOCV over the valid models: config choice and out-of-fold Platt
-        loo = np.full((len(cfgs), n, n), np.nan)
-        for k in rows:
-            Rk = rows[rows != k]
-            bk = basis(Rk)
-            pf = PairTargetFit(bk, Y[Rk, t], _soft_for(envs[t], Rk, Y[:, t]), bk.centred(X, allrows),
-                               grid, count, alpha)
-            s = pf.scores(allrows)
-            loo[:, k, Rk] = s[:, [k]] - s[:, Rk]
+        loo = loo_all[t]
         if config is not None:
             c_i = cfgs.index(config[name])
         else:

@@ -30,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
+from .folds import KFOLD_ABOVE
 from .link import LogitLink, expit, fit_logit_link, logit
 
 __all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "leaf_means", "fit_shrunk",
@@ -135,15 +136,20 @@ def chance_ability(scale: AbilityScale, n_leaves: int) -> float:
     return float(ability(scale, leaf_logits(np.zeros((1, n_leaves))))[0])
 
 
-def _pace_logit_proxy(X, z, rows, *, count, seed, n_jobs, models):
-    """The Pace proxy fitted to logit target means ``z`` of ``rows`` (B = 0: no bootstrap envelope; the
-    clamp is the training logit range widened by a quarter on each side). Only the training rows are
-    passed on: the proxy's column indices refer to ``X``'s columns either way."""
+def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above, configs=None):
+    """The Pace proxies fitted to the logit target means ``Z`` (n, k) of ``rows`` (B = 0: no bootstrap
+    envelope; the clamp is the training logit range widened by a quarter on each side), one per column
+    of Z. Only the training rows are passed on: the proxies' column indices refer to ``X``'s columns
+    either way. Targets with the same training rows are fitted together, so their leave-one-out tuning
+    shares each training basis (with B = 0 the seed plays no part, so this equals one fit per target)."""
     from .default import fit_abs_default
 
-    res = fit_abs_default(X[rows], [z[rows][:, None]], ["t"], models=[models[i] for i in rows], count=count, B=0,
-                          seed=seed, n_jobs=n_jobs, score_range=None)
-    return res.proxies["t"], list(res.warnings)
+    names = [f"t{k}" for k in range(Z.shape[1])]
+    res = fit_abs_default(X[rows], [Z[rows][:, [k]] for k in range(Z.shape[1])], names,
+                          models=[models[i] for i in rows], count=count, B=0, seed=seed, n_jobs=n_jobs,
+                          score_range=None, kfold_above=kfold_above,
+                          config=None if configs is None else dict(zip(names, configs)))
+    return [res.proxies[name] for name in names], list(res.warnings)
 
 
 def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int, *,
@@ -151,7 +157,8 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
                n_instances: np.ndarray | None = None,
                models: Sequence[str] | None = None, count: int = 100, seed: int = 42,
                n_jobs: int = 1, also_selected: np.ndarray | None = None,
-               call_group: np.ndarray | None = None) -> ShrunkFit:
+               call_group: np.ndarray | None = None,
+               kfold_above: int = KFOLD_ABOVE, configs: dict | None = None) -> ShrunkFit:
     """Fit the default predictor.
 
     X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
@@ -162,21 +169,32 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     also_selected: columns other proxies selected (e.g. the pairwise fit's), left out of the ability too.
     call_group: (S,) int, columns one runner call scores together share a value; the siblings of a
     selected column are left out of the ability as well.
+    kfold_above: with more training models than this the Pace part tunes by K-fold, not leave-one-out.
+    configs: target -> AbsConfig fixing the Pace part's configuration (no tuning).
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
     paces, rows_of, warnings = {}, {}, []
+    groups: dict[tuple, list[int]] = {}
     for t, target in enumerate(targets):
         rows = np.asarray([i for i in np.asarray(train) if np.isfinite(Y[i, t])], dtype=np.int64)
         if rows.size < 3:
             raise ValueError(f"{target}: fewer than 3 training models with a target score")
-        z = np.full(X.shape[0], np.nan)
-        z[rows] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
-        paces[target], warn = _pace_logit_proxy(X, z, rows, count=count, seed=seed + 31 * t, n_jobs=n_jobs,
-                                                models=names)
         rows_of[target] = rows
-        warnings += [f"{target}: {w}" for w in warn if "no target value" not in w]
+        groups.setdefault(tuple(rows.tolist()), []).append(t)
+    for key, ts in groups.items():
+        rows = np.asarray(key, dtype=np.int64)
+        Z = np.full((X.shape[0], len(ts)), np.nan)
+        for k, t in enumerate(ts):
+            Z[rows, k] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
+        fitted, warn = _pace_logit_proxies(X, Z, rows, count=count, seed=seed, n_jobs=n_jobs, models=names,
+                                           kfold_above=kfold_above,
+                                           configs=None if configs is None else [configs[targets[t]] for t in ts])
+        for t, proxy in zip(ts, fitted):
+            paces[targets[t]] = proxy
+            warnings += [f"{targets[t]}: {w}" for w in warn if "no target value" not in w]
+    paces = {target: paces[target] for target in targets}
     # The ability never reads the instances a proxy selected: they were chosen because they separate the
     # training models, so a model scored on them alone (a new model run on its plan) would look further
     # from the average than it is. Without them its ability comes from the other instances it has.

@@ -54,19 +54,23 @@ def average_ranks(A: np.ndarray) -> np.ndarray:
 
 
 def _average_ranks_sort(A: np.ndarray) -> np.ndarray:
-    m, p = A.shape
-    order = np.argsort(A, axis=0, kind="stable")
-    S = np.take_along_axis(A, order, axis=0)
-    R = np.empty((m, p), dtype=np.float64)
-    for j in range(p):  # only used for long vectors (pooled labels), p small
-        s = S[:, j]
-        new = np.r_[True, s[1:] != s[:-1]]
-        grp = np.cumsum(new) - 1
-        starts = np.flatnonzero(new)
-        ends = np.r_[starts[1:], m]
-        avg = (starts + ends + 1) / 2.0  # mean of 1-based ranks start+1..end
-        R[order[:, j], j] = avg[grp]
-    return R
+    """Average ranks by one stable sort per column, vectorised over the columns (p may be 10^5); the
+    columns are sorted as contiguous rows of A.T."""
+    At = np.ascontiguousarray(np.asarray(A).T)
+    p, m = At.shape
+    order = np.argsort(At, axis=1, kind="stable")
+    S = np.take_along_axis(At, order, axis=1)
+    new = np.ones((p, m), dtype=bool)
+    new[:, 1:] = S[:, 1:] != S[:, :-1]             # a tie group starts here
+    idx = np.arange(m)[None, :]
+    start = np.maximum.accumulate(np.where(new, idx, 0), axis=1)
+    last = np.ones((p, m), dtype=bool)
+    last[:, :-1] = new[:, 1:]                      # a tie group ends here
+    end = np.minimum.accumulate(np.where(last, idx, m)[:, ::-1], axis=1)[:, ::-1]
+    avg = (start + end) / 2.0 + 1.0                # mean of the 1-based ranks start+1 .. end+1
+    R = np.empty((p, m), dtype=np.float64)
+    np.put_along_axis(R, order, avg, axis=1)
+    return np.ascontiguousarray(R.T)
 
 
 def normalized_ranks(A: np.ndarray) -> np.ndarray:

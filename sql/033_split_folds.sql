@@ -4,6 +4,9 @@
 --   'family'  one fold per model family (model_family): the whole family is held out together
 --   'low-K'   one fold: the K labelled models with the lowest source_ability (extrapolation downwards)
 --   'high-K'  one fold: the K with the highest (extrapolation upwards)
+--   'kfold-K' K folds of the labelled models in name order, dealt round-robin (fold 'k01' .. 'kK'):
+--             the interval residuals of `pace fit` when leave-one-out is too costly (many models)
+--   'all'     no fold holds anything out (eval_folds gives it the one fold 'all': the final fit)
 -- The ability comes from source scores only, so a split never peeks at the targets it is scored on.
 CREATE OR REPLACE MACRO split_folds(split_name) AS TABLE
 WITH labelled AS (
@@ -18,12 +21,17 @@ ranked AS (
     LEFT JOIN source_ability AS a USING (model)
 ),
 size AS (
-    SELECT try_cast(regexp_extract(split_name, '^(low|high)-([0-9]+)$', 2) AS INTEGER) AS k
+    SELECT try_cast(regexp_extract(split_name, '^(low|high|kfold)-([0-9]+)$', 2) AS INTEGER) AS k
 )
 SELECT split_name AS split,
-       CASE split_name WHEN 'loo' THEN r.model WHEN 'family' THEN r.family ELSE split_name END AS fold,
+       CASE WHEN split_name = 'loo' THEN r.model
+            WHEN split_name = 'family' THEN r.family
+            WHEN starts_with(split_name, 'kfold-')
+                 THEN 'k' || lpad(((r.rank_name - 1) % size.k + 1)::VARCHAR, length(size.k::VARCHAR)::INTEGER, '0')
+            ELSE split_name END AS fold,
        r.model
-FROM ranked AS r, size
+FROM (SELECT *, row_number() OVER (ORDER BY model) AS rank_name FROM ranked) AS r, size
 WHERE split_name IN ('loo', 'family')
+   OR (starts_with(split_name, 'kfold-') AND size.k >= 1)
    OR (starts_with(split_name, 'low-') AND r.rank_low <= size.k)
    OR (starts_with(split_name, 'high-') AND r.rank_high <= size.k);

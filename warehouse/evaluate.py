@@ -1,7 +1,11 @@
-"""Leave-one-model-out evaluation as SQL over the kernel UDF, materialised into the loocv_* tables.
+"""Held-out evaluation as SQL over the kernel UDFs, materialised into the loocv_* tables.
 
-One statement feeds ``loocv_inputs(src, tgt)`` to ``pace_abs_eval``; the rest is SQL that unnests
-the result into rows keyed by model, target and instance (benchmark, subdir, instance_id).
+Folds are rows (``eval_folds``, sql/034). A method whose kernel works per fold (``kernels.unit`` 'fold':
+``default``) is called once per fold, ``pace_abs_eval`` over that fold's ``fold_matrix`` row (sql/038:
+the fold's models as sparse cells, training models first); the other methods (``compat``, which needs
+the published transductive basis, ``instance``, the baselines) are called once over the fold 'all' row
+with the split's held-out sets as a parameter. The rest is SQL that unnests the results into rows keyed by
+model, target and instance (benchmark, subdir, instance_id).
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ class EvalRequest:
                 "missing": self.missing, "split": self.split}
 
 
-SPLIT_PATTERN = r"^(loo|family|(low|high)-[1-9][0-9]*)$"
+SPLIT_PATTERN = r"^(loo|family|(low|high|kfold)-[1-9][0-9]*)$"
 
 
 def split_folds(con: duckdb.DuckDBPyConnection, split: str) -> list[tuple[str, str]]:
@@ -52,7 +56,8 @@ def split_folds(con: duckdb.DuckDBPyConnection, split: str) -> list[tuple[str, s
     import re
 
     if not re.match(SPLIT_PATTERN, split or ""):
-        raise ValueError(f"--split {split!r} is not one of: loo, family, low-K, high-K (K a positive integer)")
+        raise ValueError(f"--split {split!r} is not one of: loo, family, low-K, high-K, kfold-K "
+                         "(K a positive integer)")
     rows = con.execute("SELECT fold, model FROM split_folds(?) ORDER BY fold, model", [split]).fetchall()
     labelled = con.execute("SELECT count(DISTINCT model) FROM target_means WHERE n_scored > 0").fetchone()[0]
     sizes: dict[str, int] = {}
@@ -121,27 +126,41 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
 
     Works on a read-only connection (a temporary table and the UDFs are all it needs), so a long
     evaluation does not hold the warehouse's write lock."""
+    from warehouse import kernels
+
     params = req.params()
     folds = split_folds(con, req.split)
+    grouped: dict[str, list[str]] = {}
+    for fold, model in folds:
+        grouped.setdefault(fold, []).append(model)
     if req.split != "loo":
-        grouped: dict[str, list[str]] = {}
-        for fold, model in folds:
-            grouped.setdefault(fold, []).append(model)
         params["folds"] = list(grouped.values())
     run_id = f"{task}-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE _eval AS
-        SELECT i.models, i.targets,
-               pace_{task}_eval(i.x, i.p, i.targets, i.models, i.leaves, i.leaf_benchmarks, i.collapsed, ?) AS r
-        FROM loocv_inputs(?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
+    if task == "abs" and req.method == "default":
+        # the ability leaves out the runner-call siblings of selected instances; fold rows carry no keys
+        from warehouse.matrices import call_groups_of
+
+        columns = con.execute("SELECT benchmark, subdir, instance_id FROM source_columns(?) ORDER BY col",
+                              [req.sources]).fetchall()
+        params["call_group"] = call_groups_of([tuple(c) for c in columns]).tolist()
+    if task == "abs" and kernels.unit(req.method) == "fold":
+        fold_rows = con.execute("SELECT DISTINCT fold, held_out FROM eval_folds(?, ?) ORDER BY fold",
+                                [req.split, req.targets]).fetchall()
+        _eval_per_fold(con, params, [held for _, held in fold_rows], req.sources, req.targets)
+    else:
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE _eval AS
+            SELECT i.models, i.targets, pace_{task}_eval({', '.join('i.' + c for c in kernels.FOLD_COLUMNS)}, ?) AS r
+            FROM fold_matrix([]::VARCHAR[], ?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
     seconds = time.perf_counter() - started
     try:
         tables = {
             "loocv_runs": con.sql("""
                 SELECT ?, ?, ?, ?, ?::JSON, ?::VARCHAR[], targets, models, ?, current_localtimestamp(), ?
                 FROM _eval""",
-                params=[run_id, task, params["mode"], req.method, json.dumps(params), req.sources,
+                params=[run_id, task, params["mode"], req.method,
+                        json.dumps({k: v for k, v in params.items() if k != "call_group"}), req.sources,
                         seconds, req.split]).to_arrow_table(),
             _PREDICTION_TABLE[task]: _held_out_rows(con.sql(_PREDICTIONS_SQL[task], params=[run_id]).to_arrow_table(),
                                                     req.split, {m for _, m in folds}),
@@ -159,6 +178,52 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     finally:
         con.execute("DROP TABLE IF EXISTS _eval")
     return EvalResult(run_id, task, tables)
+
+
+def _eval_per_fold(con: duckdb.DuckDBPyConnection, params: dict, folds: list[list[str]],
+                   sources: list[str] | None, targets: list[str] | None) -> None:
+    """``_eval`` (one row: models, targets, r) from one ``pace_abs_eval`` call per fold (``folds``: the
+    held-out models of each ``eval_folds`` row): each fold's held-out predictions, assembled over the
+    known models in row order (NULL for a model no fold holds out, or one without a target score among
+    ``targets``)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from warehouse import kernels
+
+    models = [m for (m,) in con.execute("SELECT model FROM model_rows() ORDER BY row").fetchall()]
+    index = {name: i for i, name in enumerate(models)}
+    pred = actual = None
+    names: list[str] = []
+    columns = ", ".join("i." + c for c in kernels.FOLD_COLUMNS)
+    for held in folds:
+        row = con.execute(f"""
+            SELECT i.models, i.n_train, i.targets, pace_abs_eval({columns}, ?) AS r
+            FROM fold_matrix(?::VARCHAR[], ?, ?) AS i""", [json.dumps(params), held, sources, targets]).fetchall()[0]
+        fold_models, n_train, names, r = row
+        if pred is None:
+            pred = np.full((len(models), len(names)), np.nan)
+            actual = np.full((len(models), len(names)), np.nan)
+        for k in range(n_train, len(fold_models)):
+            i = index[fold_models[k]]
+            truth = np.asarray([np.nan if v is None else v for v in r["actual"][k]], float)
+            actual[i] = truth
+            if np.isfinite(truth).any():
+                pred[i] = [np.nan if v is None else v for v in r["pred"][k]]
+    if pred is None:
+        names = [t for (t,) in con.execute("SELECT DISTINCT target FROM target_columns(?) ORDER BY target",
+                                           [targets]).fetchall()]
+        pred = actual = np.full((len(models), len(names)), np.nan)
+    result = kernels.FoldResult(pred, actual)
+    r_type = duckdb.sql(f"SELECT NULL::{kernels.ABS_RESULT} AS r").to_arrow_table().schema.field("r").type
+    table = pa.table({"models": pa.array([models], pa.list_(pa.string())),
+                      "targets": pa.array([names], pa.list_(pa.string())),
+                      "r": pa.array([kernels.abs_result_row(result, names)], type=r_type)})
+    con.register("_eval_arrow", table)
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE _eval AS SELECT * FROM _eval_arrow")
+    finally:
+        con.unregister("_eval_arrow")
 
 
 def _held_out_rows(table, split: str, held: set[str]):

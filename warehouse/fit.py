@@ -7,7 +7,13 @@ mean instead of a clamp, spec §14.1) the gap is measured and reported.
 
 Intervals: the same method is evaluated leave-one-model-out on the training models; the
 ``(1 -+ level) / 2`` quantiles of the held-out residuals (actual - predicted) become the interval
-offsets. Their calibration is checked by leaving each residual out of its own interval.
+offsets. Their calibration is checked by leaving each residual out of its own interval. With more
+than ``kernels.kfold_above()`` labelled models (``$PACE_KFOLD_ABOVE``, default 40) the residuals come
+from the ``kfold-10`` split instead, and the family split's families are dealt into at most 10 folds:
+each fold is a whole fit, so leave-one-out would cost one fit per model (the fit says so in a note).
+
+The fit reads its matrices from ``fold_matrix`` with nothing held out (the fold 'all' of
+``eval_folds``), the evaluation's per-fold rows with the fold's models held out: one query.
 """
 from __future__ import annotations
 
@@ -21,7 +27,9 @@ from datetime import datetime
 import duckdb
 import numpy as np
 
-from warehouse.kernels import jobs
+from models.configs import AbsConfig
+from models.folds import KFOLD
+from warehouse.kernels import jobs, kfold_above
 from warehouse.matrices import Matrices, build_matrices, published_arrays
 
 
@@ -114,7 +122,7 @@ def _fit_default(m: Matrices, req: FitRequest, also_selected=None) -> tuple[list
     fit = fit_shrunk(m.X, Y, m.targets, m.leaves, m.n_leaves, train=np.arange(len(m.models)),
                      scale_rows=np.arange(len(m.models)), collapsed=m.collapsed_mask(),
                      n_instances=m.target_counts(), models=m.models, count=req.count, seed=req.seed, n_jobs=jobs(),
-                     also_selected=also_selected, call_group=m.call_groups())
+                     also_selected=also_selected, call_group=m.call_groups(), kfold_above=kfold_above())
     out = []
     rows = np.arange(len(m.models))
     for target, sp in fit.proxies.items():
@@ -182,7 +190,8 @@ def _fit_pair_default(m: Matrices, req: FitRequest) -> tuple[list[StoredPairProx
     from models.pair_default import fit_pair_default
 
     X, P, targets, models = m.X, m.P, m.targets, m.models
-    res = fit_pair_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=jobs())
+    res = fit_pair_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=jobs(),
+                           kfold_above=kfold_above())
     out = []
     for target in targets:
         p = res.proxies[target]
@@ -220,14 +229,17 @@ PAIR_FITTERS = {"default": _fit_pair_default, "instance": _fit_pair_default, "co
 EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
 
 
-def _split_predictions(m: Matrices, req: FitRequest, folds: list[list[int]] | None) -> tuple[np.ndarray, np.ndarray]:
+def _split_predictions(m: Matrices, req: FitRequest, folds: list[list[int]] | None,
+                       fixed_configs: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(actual, held-out predicted), each (n, T), of the same method on ``folds`` (None: leave-one-out);
-    NaN where a model was not held out or has no truth."""
+    NaN where a model was not held out or has no truth. ``fixed_configs`` (default method): the fit's own
+    configurations, not re-tuned inside each fold."""
     from warehouse.kernels import METHODS
 
     params = {"method": req.method, "mode": "loocv", "count": req.count, "B": req.B, "seed": req.seed,
               "split": "loo" if folds is None else "folds",
-              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds]}
+              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds],
+              "fixed_configs": fixed_configs}
     result, _ = METHODS[req.method](m, params)
     return np.asarray(result.actual, float), np.asarray(result.pred, float)
 
@@ -241,22 +253,33 @@ def _residuals(actual: np.ndarray, pred: np.ndarray, link: str) -> np.ndarray:
     return actual - pred
 
 
-def _extrapolation_splits(con, m: Matrices) -> list[list[list[int]]]:
-    """Per extrapolation split, its held-out sets as row indices of ``m`` (models absent from m dropped)."""
+def _split_rows(con, m: Matrices, split: str) -> list[list[int]]:
+    """The held-out sets of ``split`` (eval_folds) as row indices of ``m`` (models absent from m dropped)."""
     from warehouse.evaluate import split_folds
 
     index = {name: i for i, name in enumerate(m.models)}
+    grouped: dict[str, list[int]] = {}
+    for fold, model in split_folds(con, split):
+        if model in index:
+            grouped.setdefault(fold, []).append(index[model])
+    return [f for f in grouped.values() if f]
+
+
+def _extrapolation_splits(con, m: Matrices, kfold: bool = False) -> list[list[list[int]]]:
+    """Per extrapolation split, its held-out sets as row indices of ``m``. ``kfold``: the families are
+    dealt (largest first) into at most KFOLD folds, whole families kept together."""
     out = []
     for split in EXTRAPOLATION_SPLITS:
         try:
-            rows = split_folds(con, split)
+            folds = _split_rows(con, m, split)
         except ValueError:          # too few labelled models for this split
             continue
-        grouped: dict[str, list[int]] = {}
-        for fold, model in rows:
-            if model in index:
-                grouped.setdefault(fold, []).append(index[model])
-        out.append([f for f in grouped.values() if f])
+        if kfold and len(folds) > KFOLD:
+            merged: list[list[int]] = [[] for _ in range(KFOLD)]
+            for fold in sorted(folds, key=lambda f: (-len(f), m.models[f[0]])):
+                min(merged, key=len).extend(fold)
+            folds = [sorted(f) for f in merged if f]
+        out.append(folds)
     return out
 
 
@@ -299,6 +322,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     if req.method not in FITTERS:
         raise ValueError(f"unknown method {req.method!r}; available: {', '.join(sorted(FITTERS))}")
     started = time.perf_counter()
+    _cap_duckdb_cache(con)
     m: Matrices = build_matrices(con, sources=req.sources, targets=req.targets)
     unknown = sorted(set(req.exclude) - set(m.models))
     if unknown:
@@ -320,12 +344,30 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         proxies = []
     link = "logit" if proxies and proxies[0].link else "identity"
     empty = np.full((len(models), len(m.targets)), np.nan)
-    actual, held_out = _split_predictions(m, req, None) if req.intervals and proxies else (empty, empty)
+    n_labelled = int(np.isfinite(m.target_means()).any(axis=1).sum())
+    interval_split = "loo" if n_labelled <= kfold_above() else f"kfold-{KFOLD}"
+    # Above the threshold each interval fold reuses the fit's configurations (q, nc, blend) instead of
+    # tuning its own: a tuning costs K training bases, the fold's fit one (at 100 models x 90k instances
+    # ~4 s each), and a fit has ~20 interval folds. Selection, weights and the ability are still refitted.
+    fixed = None
+    if interval_split != "loo" and req.method == "default":
+        fixed = {p.target: AbsConfig(**{k: p.config[k] for k in ("m", "nc_h", "nc_d", "q")}) for p in proxies}
+    if req.intervals and proxies:
+        folds = None if interval_split == "loo" else _split_rows(con, m, interval_split)
+        actual, held_out = _split_predictions(m, req, folds, fixed)
+        if interval_split != "loo":
+            warnings.append(f"intervals from {KFOLD}-fold held-out residuals, not leave-one-out: {n_labelled} models "
+                            f"with target scores > {kfold_above()} (PACE_KFOLD_ABOVE); families dealt into at most "
+                            f"{KFOLD} folds; each fold refits selection and weights with the fit's tuned "
+                            "configuration")
+    else:
+        actual, held_out = empty, empty
     residuals = _residuals(actual, held_out, link)
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
-        extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds), link)
-                                        for folds in _extrapolation_splits(con, m)] or [extrapolation])
+        extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds, fixed), link)
+                                        for folds in _extrapolation_splits(con, m, interval_split != "loo")]
+                                       or [extrapolation])
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     digest = data_hash(models, m.columns, X, P)
     warnings = _merge_untrained(warnings)
@@ -424,6 +466,20 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         report.pair_view_gap[proxy.target] = max(gaps) if gaps else float("nan")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB keeps the blocks it read cached up to its memory_limit (80 % of RAM by default): 2.5 GB of
+    the fit's peak at 100 models x 9M rows was cache. The kernels need that memory more, so the fit caps
+    DuckDB at ``$PACE_DUCKDB_MEMORY`` (default 2GB). The fit's own queries stream their cells
+    (``fold_cells``); at 300 models x 100k instances the one-row ``fold_matrix`` did not fit in 2GB."""
+    import os
+
+    limit = os.environ.get("PACE_DUCKDB_MEMORY") or "2GB"
+    try:
+        con.execute(f"SET memory_limit = '{limit}'")
+    except duckdb.Error as exc:
+        raise ValueError(f"PACE_DUCKDB_MEMORY must be a size such as 2GB, not {limit!r}") from exc
 
 
 def _merge_untrained(warnings: list[str]) -> list[str]:

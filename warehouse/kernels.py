@@ -1,9 +1,17 @@
-"""The proxy kernels as DuckDB UDFs, and the dispatch from (task, method, params) to ``models``.
+"""The proxy kernels as DuckDB UDFs, and the method table: (task, method, params) -> ``models``.
 
-``pace_abs_eval`` / ``pace_pair_eval(x, p, targets, models, params)`` take one ``loocv_inputs`` row
-(sql/044) and return predictions, configurations and selections as nested lists, which the
-evaluation SQL unnests into the ``loocv_*`` tables. Selection columns come back as indices into
-``source_columns(src)``; the SQL turns them into instance keys.
+``pace_abs_eval`` / ``pace_pair_eval(<fold_matrix columns>, params)`` take one ``fold_matrix`` row
+(sql/038: one fold's models as sparse cells, training models first) and return predictions,
+configurations and selections as nested lists, which the evaluation SQL unnests into the ``loocv_*``
+tables. Selection columns come back as indices into ``source_columns(src)``.
+
+Each method says how it meets the folds (``unit``):
+
+* ``fold``  the kernel fits on the fold's training rows and predicts its held-out rows; the evaluation
+  calls it once per fold row of ``eval_folds`` (``default``), and ``pace fit`` is the fold 'all'.
+* ``split`` the kernel needs every model of the split at once (``compat``: the published transductive
+  basis and tie order; ``instance``: nested tuning shared between folds; the baselines); it is called
+  once, on the fold 'all' row, with the split's held-out sets in ``params["folds"]``.
 """
 from __future__ import annotations
 
@@ -15,7 +23,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from warehouse.matrices import Matrices, inputs_to_matrices, published_arrays
+from warehouse.matrices import Matrices, fold_row_to_matrices, published_arrays
 from warehouse.udfs import REGISTRARS
 
 _COMMON = ("configs STRUCT(target VARCHAR, fold INTEGER, m DOUBLE, nc_h INTEGER, nc_d INTEGER, "
@@ -28,6 +36,7 @@ PAIR_RESULT = f"STRUCT(margin DOUBLE[][][], prob DOUBLE[][][], neutral BOOLEAN[]
 
 METHODS: dict[str, Callable[..., Any]] = {}        # Goal A: name -> fn(Matrices, params)
 PAIR_METHODS: dict[str, Callable[..., Any]] = {}   # Goal B
+FOLD_METHODS: dict[str, Callable[..., Any]] = {}   # Goal A, unit 'fold': name -> fn(Matrices, n_train, params)
 
 
 def method(name: str, registry: dict = METHODS):
@@ -35,6 +44,11 @@ def method(name: str, registry: dict = METHODS):
         registry[name] = fn
         return fn
     return register
+
+
+def unit(name: str) -> str:
+    """'fold' when the method's kernel runs per fold row, 'split' when it needs the whole split at once."""
+    return "fold" if name in FOLD_METHODS else "split"
 
 
 @dataclass
@@ -150,19 +164,52 @@ def _compat_fold_rows(m: Matrices, folds: list[list[int]]):
             yield i, sorted(train + [i])
 
 
-@method("default")
-def default_abs(m: Matrices, params: dict):
-    """The default method (models/shrinkage.py): the Pace proxy on the logit scale, shrunk toward a
-    monotone link from a source-ability scale fitted on every model with source scores."""
+@method("default", FOLD_METHODS)
+def default_fold(m: Matrices, n_train: int, params: dict) -> np.ndarray:
+    """The default method (models/shrinkage.py) on one fold: rows ``:n_train`` train (those with a target
+    score train the proxies; all of them fit the ability scale), rows ``n_train:`` are predicted. Returns
+    (n, T) predictions, NaN on the training rows. ``params["fixed_configs"]`` (target -> AbsConfig, in
+    process only) fixes the Pace part's configuration instead of tuning it inside the fold."""
     from models import shrinkage
 
     actual = m.target_means()
+    n = len(m.models)
+    train = np.arange(n_train)
+    held = np.arange(n_train, n)
+    pred = np.full(actual.shape, np.nan)
+    if held.size == 0:
+        return pred
+    labelled = train[np.isfinite(actual[train]).any(axis=1)]
+    fit = shrinkage.fit_shrunk(m.X, actual, m.targets, m.leaves, m.n_leaves, train=labelled, scale_rows=train,
+                               collapsed=m.collapsed_mask(), n_instances=m.target_counts(), models=m.models,
+                               count=params["count"], seed=params["seed"], n_jobs=jobs(), kfold_above=kfold_above(),
+                               configs=params.get("fixed_configs"), call_group=_call_group(m, params))
+    pred[held] = fit.predict(m.X, held)
+    return pred
+
+
+def _call_group(m: Matrices, params: dict) -> np.ndarray:
+    """(S,) runner-call group of each source column: from the matrices' column keys, or (a fold row
+    from SQL carries no keys) from ``params["call_group"]``, which the evaluation adds."""
+    if params.get("call_group") is not None:
+        return np.asarray(params["call_group"], dtype=np.int64)
+    return m.call_groups()
+
+
+@method("default")
+def default_abs(m: Matrices, params: dict):
+    """The default method over a whole split in process (``pace fit``'s interval residuals): each fold's
+    rows are reordered training-first and handed to ``default_fold``, exactly as the evaluation's fold
+    rows are."""
+    actual = m.target_means()
     labelled = np.flatnonzero(np.isfinite(actual).any(axis=1))
     folds = held_out_folds(m, params) or [[int(i)] for i in labelled]
-    pred = shrinkage.predict_folds(m.X, actual, m.targets, m.leaves, m.n_leaves, folds, labelled=labelled,
-                                   collapsed=m.collapsed_mask(), n_instances=m.target_counts(), models=m.models,
-                                   count=params["count"], seed=params["seed"], n_jobs=jobs(),
-                                   call_group=m.call_groups())
+    pred = np.full(actual.shape, np.nan)
+    for fold in folds:
+        held = sorted(int(i) for i in fold)
+        rows = [i for i in range(len(m.models)) if i not in set(held)] + held
+        fold_pred = default_fold(m.subset(rows), len(rows) - len(held), params)
+        pred[held] = fold_pred[len(rows) - len(held):]
     return FoldResult(pred, actual), np.arange(m.X.shape[1])
 
 
@@ -207,6 +254,25 @@ def _baseline(name: str, doc: str):
 _baseline("mean", "Baseline: the training models' mean target.")
 _baseline("random-c", "Baseline: C random source instances, their mean score, a 1-D OLS (20 draws).")
 _baseline("bench-ridge", "Baseline: ridge regression on source-benchmark (leaf) averages.")
+
+
+def kfold_above() -> int:
+    """Above this many training models tuning and interval residuals use K-fold, not leave-one-out:
+    $PACE_KFOLD_ABOVE, else ``models.folds.KFOLD_ABOVE``."""
+    import os
+
+    from models.folds import KFOLD_ABOVE
+
+    value = os.environ.get("PACE_KFOLD_ABOVE")
+    if not value:
+        return KFOLD_ABOVE
+    try:
+        parsed = int(value)
+    except ValueError:
+        parsed = -1
+    if parsed < 2:
+        raise ValueError(f"PACE_KFOLD_ABOVE must be an integer >= 2, not {value!r}")
+    return parsed
 
 
 def jobs() -> int:
@@ -334,6 +400,11 @@ def _common_row(result, kept: np.ndarray) -> dict:
     return {"configs": configs, "sel": _selection_rows(result.selections, kept), "warnings": list(result.warnings)}
 
 
+def abs_result_row(result: FoldResult, targets: list[str]) -> dict:
+    """A Goal A result as the ``ABS_RESULT`` struct (no selections: every column index is kept)."""
+    return _to_row(result, np.zeros(0, np.int64), targets)
+
+
 def _to_row(result, kept: np.ndarray, targets: list[str]) -> dict:
     return {"pred": _nullable(result.pred), "actual": _nullable(result.actual), **_common_row(result, kept)}
 
@@ -356,29 +427,66 @@ def _pick(registry: dict, params: dict):
     return registry[name]
 
 
-def abs_eval_row(m: Matrices, params: dict) -> dict:
+def abs_eval_row(m: Matrices, n_train: int, params: dict) -> dict:
+    if params.get("method") in FOLD_METHODS:
+        pred = FOLD_METHODS[params["method"]](m, n_train, params)
+        return _to_row(FoldResult(pred, m.target_means()), np.arange(m.X.shape[1]), m.targets)
     result, kept = _pick(METHODS, params)(m, params)
     return _to_row(result, kept, m.targets)
 
 
-def pair_eval_row(m: Matrices, params: dict) -> dict:
+def pair_eval_row(m: Matrices, n_train: int, params: dict) -> dict:
     result, kept, neutral = _pick(PAIR_METHODS, params)(m, params)
     return _to_pair_row(result, kept, neutral)
 
 
+#: the ``fold_matrix`` columns a kernel UDF takes (then ``params`` JSON)
+FOLD_COLUMNS = ("models", "n_train", "n_cols", "x", "targets", "t_cols", "p", "leaves", "leaf_benchmarks",
+                "collapsed")
+_FOLD_TYPES = ["VARCHAR[]", "INTEGER", "INTEGER", "STRUCT(r INTEGER, c INTEGER, v DOUBLE)[]", "VARCHAR[]",
+               "INTEGER[]", "STRUCT(t INTEGER, r INTEGER, c INTEGER, v DOUBLE)[]", "INTEGER[]", "VARCHAR[]",
+               "INTEGER[][]"]
+
+
 def _arrow_udf(row_fn, result_sql: str):
-    """An Arrow UDF computing ``row_fn`` per input row (normally one row per call)."""
+    """An Arrow UDF computing ``row_fn`` per input row (normally one fold row per call)."""
     arrow_type = duckdb.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
 
-    def udf(x, p, targets, models, leaves, leaf_benchmarks, collapsed, params):
-        return pa.array([row_fn(inputs_to_matrices(x[i], p[i], targets[i].as_py(), models[i].as_py(), leaves[i],
-                                                   collapsed[i], leaf_benchmarks[i].as_py()),
-                                json.loads(params[i].as_py()))
-                         for i in range(len(x))], type=arrow_type)
+    def udf(models, n_train, n_cols, x, targets, t_cols, p, leaves, leaf_benchmarks, collapsed, params):
+        out = []
+        for i in range(len(models)):
+            m = fold_row_to_matrices(models[i].as_py() or [], n_cols[i].as_py(), x[i].values, targets[i].as_py() or [],
+                                     t_cols[i].as_py() or [], p[i].values, leaves[i], collapsed[i],
+                                     leaf_benchmarks[i].as_py())
+            out.append(row_fn(m, n_train[i].as_py(), json.loads(params[i].as_py())))
+        return pa.array(out, type=arrow_type)
     return udf
 
 
-UDFS = {"pace_abs_eval": (abs_eval_row, ABS_RESULT), "pace_pair_eval": (pair_eval_row, PAIR_RESULT)}
+BASIS_RESULT = "STRUCT(target VARCHAR, col INTEGER, multiplicity INTEGER, leverage DOUBLE[])[]"
+
+
+def fold_basis_rows(m: Matrices, n_train: int, params: dict) -> list[dict]:
+    """Per target, the training basis the default method's Pace part builds on the fold (models/basis.py):
+    its representative columns, their multiplicity and leverages for nc = 1 .. min(rank, 8). The training
+    rows are the fold's training rows with a score on the target (``fold_selection_scores``, sql/039)."""
+    from models.basis import MIN_OBS, TrainingBasis
+
+    actual = m.target_means()
+    out = []
+    for t, target in enumerate(m.targets):
+        rows = np.asarray([i for i in range(n_train) if np.isfinite(actual[i, t])], dtype=np.int64)
+        if rows.size < 2:
+            continue
+        bs = TrainingBasis(m.X, rows, np.zeros(0, np.int64), MIN_OBS)
+        lev = bs.lev[:8]
+        out += [{"target": target, "col": int(c), "multiplicity": int(k), "leverage": lev[:, j].tolist()}
+                for j, (c, k) in enumerate(zip(bs.rep_cols, bs.mult))]
+    return out
+
+
+UDFS = {"pace_abs_eval": (abs_eval_row, ABS_RESULT), "pace_pair_eval": (pair_eval_row, PAIR_RESULT),
+        "pace_fold_basis": (fold_basis_rows, BASIS_RESULT)}
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
@@ -386,9 +494,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
         # Connections to one file in one process share a catalog: a second connect() finds it registered.
         if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
             continue
-        con.create_function(name, _arrow_udf(row_fn, result_sql),
-                            ["DOUBLE[][]", "DOUBLE[][][]", "VARCHAR[]", "VARCHAR[]", "INTEGER[]", "VARCHAR[]",
-                             "INTEGER[][]", "VARCHAR"], result_sql,
+        con.create_function(name, _arrow_udf(row_fn, result_sql), [*_FOLD_TYPES, "VARCHAR"], result_sql,
                             type="arrow", side_effects=True)
 
 

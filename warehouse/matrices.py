@@ -1,4 +1,4 @@
-"""Dense arrays for the proxy kernels, from the ``loocv_inputs`` SQL macro (sql/044).
+"""Dense arrays for the proxy kernels, from the ``fold_matrix`` SQL macro (sql/038) and its long forms.
 
 Rows are the known models in byte-wise name order (the published model list order); source
 columns are (benchmark, subdir, instance_id) sorted as strings; targets alphabetical: the layout
@@ -64,13 +64,9 @@ class Matrices:
     def call_groups(self) -> np.ndarray:
         """(S,) int: source columns that one runner call scores together share a value (see
         ``warehouse.plan.call_of``); a model run on a proxy's instances also has their siblings."""
-        from warehouse.plan import call_of
-
         if not self.columns:
             return np.arange(self.X.shape[1])
-        _, group = np.unique(np.array(["\x1f".join(call_of(*c)) for c in self.columns], dtype=object),
-                             return_inverse=True)
-        return group.astype(np.int64)
+        return call_groups_of(self.columns)
 
     def target_counts(self) -> np.ndarray:
         """(n, T) number of observed target instances behind each mean."""
@@ -78,53 +74,85 @@ class Matrices:
             np.zeros((self.X.shape[0], 0))
 
 
-def list2d(rows: pa.Array, n_cols: int | None = None) -> np.ndarray:
-    """An Arrow list<double> array of n equally long rows -> (n, S) float64 (NULL -> NaN)."""
-    flat = rows.flatten().to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-    n = len(rows)
-    return flat.reshape(n, -1) if n and flat.size else np.zeros((n, n_cols or 0))
+def _coo(cells: pa.Array | pa.ChunkedArray, *fields: str) -> list[np.ndarray]:
+    """The child arrays of a list of structs (sparse cells), as numpy arrays (NULL -> NaN)."""
+    if isinstance(cells, pa.ChunkedArray):
+        cells = pa.concat_arrays(cells.chunks) if cells.num_chunks != 1 else cells.chunk(0)
+    return [cells.field(f).to_numpy(zero_copy_only=False) for f in fields]
 
 
-def inputs_to_arrays(x: pa.ListScalar, p: pa.ListScalar) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The ``x`` and ``p`` values of one ``loocv_inputs`` row -> X (n, S) and P [(n, N_t)]."""
-    X = list2d(x.values) if x.is_valid else np.zeros((0, 0))
-    P = [list2d(p.values[t].values) for t in range(len(p.values))] if p.is_valid else []
-    return X, P
-
-
-def _int_array(value: pa.Scalar, width: int | None = None) -> np.ndarray:
-    if value is None or not value.is_valid:
+def _int_array(value, width: int | None = None) -> np.ndarray:
+    if value is None or (isinstance(value, pa.Scalar) and not value.is_valid):
         return np.zeros((0,) if width is None else (0, width), dtype=np.int64)
+    values = value.values if isinstance(value, pa.Scalar) else value
     if width is None:
-        return np.asarray(value.values.to_numpy(zero_copy_only=False), dtype=np.int64)
-    flat = value.values.flatten().to_numpy(zero_copy_only=False)
+        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = values.flatten().to_numpy(zero_copy_only=False)
     return np.asarray(flat, dtype=np.int64).reshape(-1, width)
 
 
-def inputs_to_matrices(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str],
-                       leaves: pa.Scalar | None = None, collapsed: pa.Scalar | None = None,
-                       leaf_benchmarks: list[str] | None = None) -> Matrices:
-    """One ``loocv_inputs`` row (as the UDFs receive it) -> Matrices (without the column keys)."""
-    X, P = inputs_to_arrays(x, p)
-    return Matrices(list(models or []), [], X, list(targets or []), P, _int_array(leaves), _int_array(collapsed, 2),
-                    list(leaf_benchmarks or []))
+def call_groups_of(columns: list[tuple[str, str, str]]) -> np.ndarray:
+    """(S,) int per (benchmark, subdir, instance_id) column: equal for the columns one runner call
+    scores together (``warehouse.plan.call_of``)."""
+    from warehouse.plan import call_of
+
+    keys = ["\x1f".join(call_of(*c)) for c in columns]
+    _, group = np.unique(np.array(keys, dtype=object), return_inverse=True)
+    return group.astype(np.int64)
+
+
+def fold_row_to_matrices(models: list[str], n_cols: int, x: pa.Array, targets: list[str], t_cols: list[int],
+                         p: pa.Array, leaves=None, collapsed=None, leaf_benchmarks: list[str] | None = None,
+                         columns: list | None = None) -> Matrices:
+    """One ``fold_matrix`` row (sql/038: sparse (row, col, value) cells) -> dense Matrices.
+
+    x: the struct values (r, c, v) of the source cells; p: (t, r, c, v) of the target cells. Cells not
+    listed are NaN (no usable score). Rows follow ``models`` (training models first)."""
+    n = len(models)
+    X = np.full((n, int(n_cols)), np.nan)
+    if len(x):
+        r, c, v = _coo(x, "r", "c", "v")
+        X[r.astype(np.int64), c.astype(np.int64)] = v.astype(np.float64)
+    P = [np.full((n, int(k)), np.nan) for k in t_cols]
+    if len(p):
+        t, r, c, v = _coo(p, "t", "r", "c", "v")
+        t, r, c = t.astype(np.int64), r.astype(np.int64), c.astype(np.int64)
+        for k, block in enumerate(P):
+            sel = t == k
+            block[r[sel], c[sel]] = v[sel].astype(np.float64)
+    return Matrices(list(models), list(columns or []), X, list(targets), P, _int_array(leaves),
+                    _int_array(collapsed, 2), list(leaf_benchmarks or []))
+
+
+def fold_matrices(con: duckdb.DuckDBPyConnection, held_out: list[str] | None = None,
+                  sources: list[str] | None = None, targets: list[str] | None = None) -> tuple[Matrices, int]:
+    """One fold's matrices (``fold_matrix(held_out, sources, targets)``, sql/038) and its number of
+    training rows (rows ``n_train:`` are the held-out models). The cells are read in their long form
+    (``fold_cells``, ``fold_target_cells``) as Arrow columns: DuckDB never builds the one-row list, which
+    at 300 models x 100k instances needs more memory than the dense matrix itself."""
+    held = list(held_out or [])
+    meta = con.sql("SELECT models, n_train, n_cols, targets, t_cols, leaves, leaf_benchmarks, collapsed "
+                   "FROM fold_matrix(?::VARCHAR[], ?, ?)", params=[held, sources, targets]).to_arrow_table()
+    columns = [tuple(r) for r in con.execute(
+        "SELECT benchmark, subdir, instance_id FROM source_columns(?) ORDER BY col", [sources]).fetchall()]
+    first = lambda name: meta.column(name)[0]  # noqa: E731
+    target_names = first("targets").as_py() or []
+    if targets is not None and sorted(set(targets) - set(target_names)):
+        raise ValueError(f"targets without any rows: {', '.join(sorted(set(targets) - set(target_names)))}")
+    x = con.sql("SELECT {'r': row, 'c': col, 'v': score} AS cell FROM fold_cells(?::VARCHAR[], ?)",
+                params=[held, sources]).to_arrow_table().column("cell")
+    p = con.sql("SELECT {'t': t, 'r': row, 'c': col, 'v': score} AS cell FROM fold_target_cells(?::VARCHAR[], ?)",
+                params=[held, targets]).to_arrow_table().column("cell")
+    m = fold_row_to_matrices(first("models").as_py() or [], first("n_cols").as_py(), x, target_names,
+                             first("t_cols").as_py() or [], p, first("leaves"), first("collapsed"),
+                             first("leaf_benchmarks").as_py(), columns)
+    return m, int(first("n_train").as_py())
 
 
 def build_matrices(con: duckdb.DuckDBPyConnection, sources: list[str] | None = None,
                    targets: list[str] | None = None) -> Matrices:
-    """Read the warehouse into dense arrays via ``loocv_inputs(sources, targets)``."""
-    row = con.sql("SELECT * FROM loocv_inputs(?, ?)", params=[sources, targets]).to_arrow_table()
-    columns = [tuple(r) for r in con.execute(
-        "SELECT benchmark, subdir, instance_id FROM source_columns(?) ORDER BY col", [sources]).fetchall()]
-    models = row.column("models")[0].as_py() or []
-    target_names = row.column("targets")[0].as_py() or []
-    if targets is not None and sorted(set(targets) - set(target_names)):
-        raise ValueError(f"targets without any rows: {', '.join(sorted(set(targets) - set(target_names)))}")
-    X, P = inputs_to_arrays(row.column("x")[0], row.column("p")[0])
-    if X.size == 0:
-        X = np.zeros((len(models), len(columns)))
-    return Matrices(models, columns, X, target_names, P, _int_array(row.column("leaves")[0]),
-                    _int_array(row.column("collapsed")[0], 2), row.column("leaf_benchmarks")[0].as_py() or [])
+    """Every known model's matrices: the fold 'all' of ``fold_matrix`` (no model held out)."""
+    return fold_matrices(con, [], sources, targets)[0]
 
 
 def published_arrays(X: np.ndarray, P: list[np.ndarray]):
