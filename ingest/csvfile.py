@@ -65,7 +65,7 @@ def _decode_checked(name: str, data: bytes) -> str:
 
 
 def _header(name: str, text: str) -> tuple[str, ...]:
-    first = text.split("\n", 1)[0].rstrip("\r")
+    first = text.split("\n", 1)[0].rstrip("\r").lstrip("\ufeff")
     fields = tuple(f.strip().strip('"') for f in first.split(","))
     if fields in (HEADER_PUBLISHED, HEADER_LEGACY):
         return fields
@@ -73,10 +73,18 @@ def _header(name: str, text: str) -> tuple[str, ...]:
                       line=1)
 
 
-def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile:
-    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`.
+def header_layout(name: str, data: bytes) -> tuple[str, ...]:
+    """The header fields of a score file's bytes (published or legacy) or :class:`IngestError` (line 1)."""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    first = body.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    return _header(name, first)
 
-    ``duplicates``: which row of a repeated id to keep (``first``, ``last``) or ``error``."""
+
+def read_rows(name: str, data: bytes) -> tuple[str, pa.Table]:
+    """Parse ``data`` (the bytes of the file called ``name``) into its rows, in file order, before
+    repeated ids are resolved: ``(layout, table)`` with the columns of :func:`normalise`.
+
+    Every structural problem is an :class:`IngestError` naming the file and line."""
     text = _decode_checked(name, data)
     header = _header(name, text)
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
@@ -106,17 +114,7 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
         raise IngestError(name, "header but no rows", line=2)
 
     ids, scores = table.column("id"), table.column("score")
-    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0)
-    if pc.any(empty).as_py():
-        first = pc.index(empty, True).as_py()
-        raise IngestError(name, "empty instance id", line=first + 2)
-
-    # Rows are one per line up to the first id with a line break, so row index + 2 is its line.
-    broken = pc.match_substring_regex(ids, r"[\r\n]")
-    if pc.any(broken).as_py():
-        raise IngestError(name, "instance id contains a line break (quoted multi-line value)",
-                          line=pc.index(broken, True).as_py() + 2)
-
+    check_ids(name, ids)
     layout = ",".join(header)
     if header == HEADER_LEGACY:
         ids_numeric = pc.all(pc.match_substring_regex(ids, _NUMBER)).as_py()
@@ -127,23 +125,64 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
         metric = pa.nulls(table.num_rows, pa.string())
     else:
         metric = table.column("metric_name")
-    ids = pc.utf8_trim_whitespace(ids)
-    values = parse_scores(scores)
-    out = pa.table({"instance_id": ids, "score": values, "metric_name": metric})
-    n_rows = out.num_rows
-    n_runs, run_means, conflicts = 1, [], []
-    if pc.count_distinct(ids).as_py() < n_rows:
-        n_runs, run_means = repeated_runs(out)
-        conflicts = conflicting_ids(out)
-        if duplicates == "error":
-            line = _first_repeat(out) + 2
-            raise IngestError(name, f"id {out.column('instance_id')[line - 2].as_py()!r} repeats an earlier id"
-                              + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
-                              + "; --duplicates first|last chooses which row to keep", line=line)
-        out = _occurrences(out, last=duplicates == "last")
-    return ParsedFile(sha256=sha256_of(data), layout=layout, table=out,
-                      n_duplicates=n_rows - out.num_rows, n_null_scores=out.column("score").null_count,
-                      n_runs=n_runs, run_means=run_means, conflicting_ids=conflicts)
+    return layout, normalise(ids, scores, metric)
+
+
+def normalise(ids, scores, metric) -> pa.Table:
+    """Raw text columns -> ``instance_id`` (whitespace trimmed), ``score`` (:func:`parse_scores`),
+    ``metric_name`` (as written)."""
+    return pa.table({"instance_id": pc.utf8_trim_whitespace(ids), "score": parse_scores(scores),
+                     "metric_name": metric})
+
+
+def check_ids(name: str, ids) -> None:
+    """Raw instance ids (as read) must be non-empty once trimmed and on one line (row index + 2 is
+    the line of a row while no value holds a line break)."""
+    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0)
+    if pc.any(empty).as_py():
+        raise IngestError(name, "empty instance id", line=pc.index(empty, True).as_py() + 2)
+    broken = pc.match_substring_regex(ids, r"[\r\n]")
+    if pc.any(broken).as_py():
+        raise IngestError(name, "instance id contains a line break (quoted multi-line value)",
+                          line=pc.index(broken, True).as_py() + 2)
+
+
+@dataclass
+class Resolved:
+    """A file's rows after its repeated ids were resolved by the ``--duplicates`` policy."""
+    table: pa.Table
+    n_duplicates: int
+    n_runs: int = 1
+    run_means: list = None
+    conflicting_ids: list = None
+
+
+def resolve_duplicates(name: str, table: pa.Table, duplicates: str = "first") -> Resolved:
+    """Keep one row per instance id (``first`` or ``last`` in file order) or raise for ``error``;
+    tell whole repeated runs and conflicting repeats apart."""
+    n_rows = table.num_rows
+    if pc.count_distinct(table.column("instance_id")).as_py() == n_rows:
+        return Resolved(table, 0, 1, [], [])
+    n_runs, run_means = repeated_runs(table)
+    conflicts = conflicting_ids(table)
+    if duplicates == "error":
+        line = _first_repeat(table) + 2
+        raise IngestError(name, f"id {table.column('instance_id')[line - 2].as_py()!r} repeats an earlier id"
+                          + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
+                          + "; --duplicates first|last chooses which row to keep", line=line)
+    kept = _occurrences(table, last=duplicates == "last")
+    return Resolved(kept, n_rows - kept.num_rows, n_runs, run_means, conflicts)
+
+
+def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile:
+    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`.
+
+    ``duplicates``: which row of a repeated id to keep (``first``, ``last``) or ``error``."""
+    layout, rows = read_rows(name, data)
+    res = resolve_duplicates(name, rows, duplicates)
+    return ParsedFile(sha256=sha256_of(data), layout=layout, table=res.table, n_duplicates=res.n_duplicates,
+                      n_null_scores=res.table.column("score").null_count, n_runs=res.n_runs,
+                      run_means=res.run_means, conflicting_ids=res.conflicting_ids)
 
 
 def parse_scores(text: pa.ChunkedArray) -> pa.Array:
