@@ -1,9 +1,10 @@
 """Lake partitions written straight from ingested rows, beside the DuckDB insert.
 
-For a benchmark whose every row comes from the ingest at hand, the partition can be written from
-the rows as they are read, batch by batch, instead of copying them back out of ``scores`` at the
-end: same columns and values as :func:`ingest.lake.write_lake` (model, subdir, instance_id, score,
-metric_name, origin, source_ref, recorded_at). The per-file columns are Arrow dictionaries over the
+For a benchmark whose every row comes from the ingest at hand (or that only gains rows: the file
+then joins its partition), the partition file can be written from the rows as they are read, batch
+by batch, instead of copying them back out of ``scores`` at the end: same columns and values as
+:func:`ingest.lake.write_lake` (model, subdir, instance_id, score, metric_name, origin, source_ref,
+recorded_at). The per-file columns are Arrow dictionaries over the
 files of the slice, so Parquet stores each name once per column chunk.
 
 Writes run on one background thread (pyarrow releases the GIL while encoding), at most two
@@ -11,6 +12,7 @@ batches behind the reader, so memory stays bounded.
 """
 from __future__ import annotations
 
+import shutil
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
@@ -93,6 +95,11 @@ class RowsLakeWriter:
             for writer in self._writers.values():
                 writer.close()
             self._pool.shutdown(wait=True)
+
+    def discard(self, benchmarks) -> None:
+        """Forget the files written for ``benchmarks`` (after :meth:`close`)."""
+        for benchmark in benchmarks:
+            shutil.rmtree(self.staging / LAKE_TABLE / f"benchmark={benchmark}", ignore_errors=True)
 
     def abort(self) -> None:
         """Stop after the writes in flight; the caller removes the staging folder."""

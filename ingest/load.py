@@ -34,7 +34,8 @@ from ingest.anomalies import find_anomalies, summarise
 from ingest.bulk import BatchReader, FileRows, Probe, batches, probe
 from ingest.csvfile import DUPLICATE_POLICIES
 from ingest.errors import IngestError
-from ingest.lake import lake_benchmarks, lake_of, mark_pending, remember_lake, staging_folder, swap_lake, write_lake
+from ingest.lake import (lake_benchmarks, lake_of, mark_pending, pending, remember_lake, staging_folder, swap_lake,
+                         write_lake)
 from ingest.lake_rows import RowsLakeWriter
 from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
@@ -160,11 +161,17 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         new_benchmarks = {sf.benchmark for sf, _ in todo}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
+        # Benchmarks that only gain rows (no file of theirs replaced or reloaded, a partition on disk
+        # and none pending): the new rows go into the partition as one more file.
+        appending = ((new_benchmarks & kept) - affected - set(pending(con))) & lake_benchmarks(lake)
         staging.mkdir(parents=True)
-        lake_rows = RowsLakeWriter(staging, fresh, [(sf.benchmark, model_of[sf.rel], sf.subdir, sf.rel)
-                                                    for sf, _ in todo], recorded_at)
+        lake_rows = RowsLakeWriter(staging, fresh | appending,
+                                   [(sf.benchmark, model_of[sf.rel], sf.subdir, sf.rel) for sf, _ in todo],
+                                   recorded_at)
         if todo:
-            _load(con, todo, model_of, report, recorded_at, tree, synthetic, duplicates, lake_rows, progress)
+            runs_replaced = _load(con, todo, model_of, report, recorded_at, tree, synthetic, duplicates, lake_rows,
+                                  progress)
+            appending -= runs_replaced
             affected |= new_benchmarks
         report.files_pruned = len(disappeared) if prune else 0
         if not prune:
@@ -180,9 +187,10 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
         mark_pending(con, stale)
         with report.timed("lake_copy"):
-            write_lake(con, staging, sorted(set(stale) - fresh))
+            write_lake(con, staging, sorted(set(stale) - fresh - appending))
         with report.timed("lake_close"):
             lake_rows.close()
+            lake_rows.discard(lake_rows.fresh - fresh - appending)     # rows replaced runs: copied instead
         with report.timed("commit"):
             con.execute("COMMIT")
     except BaseException:
@@ -192,7 +200,7 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         shutil.rmtree(staging, ignore_errors=True)
         raise
     with report.timed("swap"):
-        swap_lake(lake, staging, stale)
+        swap_lake(lake, staging, stale, appended=appending)
     if stale:
         con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [stale])
     remember_lake(con, lake)
@@ -202,8 +210,9 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
 
 def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], report: IngestReport,
           recorded_at: datetime, tree: str, synthetic: bool, duplicates: str, lake_rows: RowsLakeWriter,
-          progress) -> None:
-    """Read, check and insert the files of ``todo`` batch by batch (inside the caller's transaction)."""
+          progress) -> set[str]:
+    """Read, check and insert the files of ``todo`` batch by batch (inside the caller's transaction).
+    Returns the benchmarks where file rows replaced rows of runs."""
     leaves: dict[tuple[str, str], int] = {}
     leaf_of = [leaves.setdefault((sf.benchmark, sf.subdir), len(leaves)) for sf, _ in todo]
     # The reader has its own connection (a cursor: the same database, outside this transaction) so the
@@ -236,8 +245,8 @@ def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], re
     info: dict[int, FileRows] = {}
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as ahead:
-            _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, recorded_at, lake_rows, report,
-                            progress, info)
+            runs_replaced = _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, recorded_at,
+                                            lake_rows, report, progress, info)
     finally:
         reader_con.close()
     report.files_per_file = len(reader.per_file)
@@ -284,13 +293,15 @@ def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], re
         INSERT INTO benchmarks
         SELECT DISTINCT benchmark, 'source' FROM incoming_files
         WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
+    return runs_replaced
 
 
 def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incoming: str, key_match: str,
                     runner_keys: int, recorded_at: datetime, lake_rows: RowsLakeWriter, report: IngestReport,
-                    progress, info: dict[int, FileRows]) -> None:
-    """Insert batch after batch while the reader parses the next one."""
-    replaced = 0
+                    progress, info: dict[int, FileRows]) -> set[str]:
+    """Insert batch after batch while the reader parses the next one. Returns the benchmarks where
+    file rows replaced rows of runs."""
+    replaced, where = 0, set()
     todo = batches(list(range(len(reader.probes))), reader.probes)
     pending = ahead.submit(reader.read, todo[0]) if todo else None
     for k, batch in enumerate(todo):
@@ -301,8 +312,10 @@ def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incomin
         con.register("batch_rows", rows)
         try:
             if runner_keys:
-                n = con.execute(f"SELECT count(*) FROM scores s SEMI JOIN ({incoming}) i ON {key_match} "
-                                "WHERE s.origin = 'runner'").fetchone()[0]
+                hits = dict(con.execute(f"SELECT s.benchmark, count(*) FROM scores s SEMI JOIN ({incoming}) i "
+                                        f"ON {key_match} WHERE s.origin = 'runner' GROUP BY 1").fetchall())
+                n = sum(hits.values())
+                where |= set(hits)
                 if n:
                     con.execute(f"DELETE FROM scores s USING ({incoming}) i WHERE {key_match} AND s.origin = 'runner'")
                     replaced += n
@@ -320,6 +333,7 @@ def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incomin
         report.rows_removed += replaced
         report.anomalies.append(Anomaly("replaced_rows", report.root,
                                         f"{replaced} rows from other sources (runs) replaced by file rows"))
+    return where
 
 
 def _dups(info: FileRows) -> int:

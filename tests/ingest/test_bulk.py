@@ -148,3 +148,71 @@ def test_a_file_that_changes_while_it_is_ingested_is_refused(tmp_path, monkeypat
         ingest_tree(con, root, tmp_path / "lake")
     assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
     assert not (tmp_path / "lake").exists() or not any((tmp_path / "lake").rglob("*.parquet"))
+
+
+# ---------------------------------------------------------------------------------------- the lake
+def _model_tree(root: Path, models: dict[str, float]) -> Path:
+    for model, score in models.items():
+        write_csv(root / "src" / "leaf" / f"{model}.csv", f"id,score,metric_name\na,{score},acc\nb,1,acc\n")
+        write_csv(root / "gaia" / f"{model}.csv", f"id,score,metric_name\ng,{score},acc\n")
+    return root
+
+
+def _lake_files(lake: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(lake.rglob("*.parquet"))}
+
+
+def test_a_new_models_rows_join_the_lake_as_new_files_and_a_change_rewrites_the_partition(tmp_path):
+    lake = tmp_path / "lake"
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
+    before = _lake_files(lake)
+    ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
+    after = _lake_files(lake)
+    assert {k: after[k] for k in before} == before                 # nothing rewritten
+    assert sorted(k.split("/")[1] for k in set(after) - set(before)) == ["benchmark=gaia", "benchmark=src"]
+    assert lake_drift(con, lake) == {}
+    # a changed file of the first tree: its benchmark's partition is rewritten as one file again
+    write_csv(tmp_path / "first" / "gaia" / "A.csv", "id,score,metric_name\ng,0.3,acc\n")
+    ingest_tree(con, tmp_path / "first", lake)
+    assert len(list((lake / "scores" / "benchmark=gaia").glob("*.parquet"))) == 1
+    assert len(list((lake / "scores" / "benchmark=src").glob("*.parquet"))) == 2
+    assert lake_drift(con, lake) == {}
+
+
+def test_file_rows_that_replace_runs_rewrite_the_partition(tmp_path):
+    lake = tmp_path / "lake"
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
+    con.execute("INSERT INTO scores VALUES ('C', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
+    from ingest.lake import mark_pending, sync_lake
+    mark_pending(con, ["gaia"])
+    sync_lake(con, lake=lake)
+    report = ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
+    assert any(a.kind == "replaced_rows" for a in report.anomalies)
+    assert len(list((lake / "scores" / "benchmark=gaia").glob("*.parquet"))) == 1
+    assert len(list((lake / "scores" / "benchmark=src").glob("*.parquet"))) == 2
+    assert lake_drift(con, lake) == {}
+
+
+def test_a_kill_before_the_new_files_land_is_repaired_on_the_next_open(tmp_path, monkeypatch):
+    import ingest.load as load
+
+    lake, db = tmp_path / "lake", tmp_path / "w.duckdb"
+    con = connect(db)
+    ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
+
+    class Killed(BaseException):
+        pass
+
+    def killed(*args, **kwargs):
+        raise Killed()
+
+    monkeypatch.setattr(load, "swap_lake", killed)
+    with pytest.raises(Killed):
+        ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
+    assert set(lake_drift(con, lake)) == {"gaia", "src"}           # committed, lake behind
+    con.close()
+    monkeypatch.undo()
+    con = connect(db)
+    assert lake_drift(con, lake) == {}
