@@ -45,28 +45,26 @@ class RowsLakeWriter:
         self._pending: deque[Future] = deque()
 
     def add(self, rows: pa.Table, batch: list[int]) -> None:
-        """Queue the rows of ``batch`` (files ``fi``, consecutive in tree order) that belong to fresh
-        benchmarks."""
+        """Queue the rows of ``batch`` (files ``fi``) that belong to fresh benchmarks."""
         if not self.fresh or not rows.num_rows:
             return
         fi = rows.column("fi").to_numpy()
+        of_row = self.bench[fi]
         for benchmark in dict.fromkeys(self.bench[batch].tolist()):
-            if benchmark not in self.fresh:
-                continue
-            ids = [f for f in batch if self.bench[f] == benchmark]
-            lo, hi = min(ids), max(ids)
-            mask = (fi >= lo) & (fi <= hi)
-            part = rows.filter(pa.array(mask))
-            while len(self._pending) >= _IN_FLIGHT:
-                self._pending.popleft().result()
-            self._pending.append(self._pool.submit(self._write, benchmark, part, lo, hi))
+            if benchmark in self.fresh:
+                part = rows.filter(pa.array(of_row == benchmark))
+                while len(self._pending) >= _IN_FLIGHT:
+                    self._pending.popleft().result()
+                self._pending.append(self._pool.submit(self._write, benchmark, part))
 
-    def _write(self, benchmark: str, part: pa.Table, lo: int, hi: int) -> None:
+    def _write(self, benchmark: str, part: pa.Table) -> None:
         n = part.num_rows
-        local = pa.array(part.column("fi").to_numpy() - lo, pa.int32())
+        fi = part.column("fi").to_numpy()
+        files = np.unique(fi)                                  # the files of this slice, as dictionary entries
+        local = pa.array(np.searchsorted(files, fi).astype(np.int32))
 
         def per_file(values: list[str]) -> pa.DictionaryArray:
-            return pa.DictionaryArray.from_arrays(local, pa.array(values[lo:hi + 1], pa.string()))
+            return pa.DictionaryArray.from_arrays(local, pa.array([values[f] for f in files], pa.string()))
 
         table = pa.table({
             "model": per_file(self.model),

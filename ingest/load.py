@@ -4,7 +4,7 @@ Order of work, so that bad input leaves the database and the lake exactly as the
 1. discover and hash every file (unchanged sha256 -> no-op for that file); the bytes of a new or
    changed file also say how it is read (:func:`ingest.bulk.probe`), and are not kept;
 2. one transaction: remove exactly the replaced files' rows, then batch by batch (whole files, in
-   tree order) let DuckDB's parallel CSV reader parse the files, check them (a bad file stops
+   the storage order of :func:`_storage_order`) let DuckDB's parallel CSV reader parse the files, check them (a bad file stops
    everything with ``file:line``), resolve repeated ids, insert the rows, and hand the rows of
    benchmarks new to the warehouse to the lake writer; record provenance, find anomalies
    (``--strict`` rolls back on any), mark the affected lake partitions pending and write the rest
@@ -54,6 +54,31 @@ def _resolve_models(files: list[ScoreFile], aliases: dict[str, str]) -> dict[str
         owner[key] = sf.rel
         model_of[sf.rel] = model
     return model_of
+
+
+#: models are stored in blocks of about this many CSV bytes (see _storage_order)
+MODEL_BLOCK_BYTES = 32 << 20
+
+
+def _storage_order(todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str]) -> list[tuple[ScoreFile, Probe]]:
+    """The order rows are inserted in: blocks of consecutive models (by name, about
+    :data:`MODEL_BLOCK_BYTES` of CSV each, ~1 M rows), leaf by leaf inside a block.
+
+    A model's rows then lie in the few row groups of its block, so DuckDB's per-row-group min/max
+    skip the rest of the table when one model is looked up (`predictions`, `pace plan`: ~10 row
+    groups instead of all of them at 10^8 rows), while each row group still holds few leaves, so
+    instance ids compress as well as leaf by leaf (model by model costs ~50% more space)."""
+    size: dict[str, int] = {}
+    for sf, pr in todo:
+        size[model_of[sf.rel]] = size.get(model_of[sf.rel], 0) + pr.size
+    block, filled, k = {}, 0, 0
+    for model in sorted(size):
+        if filled and filled + size[model] > MODEL_BLOCK_BYTES:
+            k, filled = k + 1, 0
+        block[model] = k
+        filled += size[model]
+    return sorted(todo, key=lambda item: (block[model_of[item[0].rel]], item[0].benchmark, item[0].subdir,
+                                          model_of[item[0].rel]))
 
 
 def _check_mixing(con, root: Path, tree: str, synthetic: bool) -> None:
@@ -129,7 +154,7 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         report.files_changed += 1
         todo.append((sf, pr))
     report.files_unchanged = len(files) - len(todo)
-    todo = [(sf, pr if pr.route else probe(sf.path)) for sf, pr in todo]
+    todo = _storage_order([(sf, pr if pr.route else probe(sf.path)) for sf, pr in todo], model_of)
     if progress and report.files_unchanged:
         progress(report.files_unchanged)
 
