@@ -41,7 +41,7 @@ C      ?= 100
 COMPAT_FLAGS_abs  := --strict-budget
 COMPAT_FLAGS_pair := --strict-budget --pin-task-a-selection
 loocv: $(STAMP)
-	$(PACE) loocv $(TASK) --method $(METHOD) --count $(C) $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
+	$(PACE) loocv $(TASK) --method $(METHOD) --count $(C) --plots $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
 
 fit: $(STAMP)
 	$(PACE) fit --method $(METHOD) --count $(C) $(ARGS)

@@ -72,6 +72,9 @@ MixM = Annotated[Optional[float], typer.Option("--m", help="Mixing weight of the
 NcH = Annotated[Optional[int], typer.Option("--nc-h", help="Rank of the Local embedding.")]
 NcD = Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global embedding.")]
 NcMax = Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")]
+Plots = Annotated[bool, typer.Option("--plots/--no-plots", envvar="PACE_PLOTS",
+                                     help="Also draw the PNG plots into --out (off by default: drawing costs "
+                                          "more than a compat evaluation; the table and CSV are always written).")]
 
 
 @loocv_app.command("abs")
@@ -95,6 +98,7 @@ def loocv_abs(
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for abs_predictions.csv and the plots.")] = Path("out"),
+    plots: Plots = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -122,7 +126,7 @@ def loocv_abs(
     title = f"Goal A {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-abs", note=run_id) as staging:
         write_predictions_csv(con, run_id, staging / "abs_predictions.csv")
-        pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)]
+        pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)] if plots else []
     csv_path = out / "abs_predictions.csv"
     if json_out:
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plots": [str(p) for p in pngs],
@@ -134,7 +138,8 @@ def loocv_abs(
         for target, fold, m_, h, d, q_ in configs:
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d} q={q_}", highlight=False)
     print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²"], rows, title=f"{title}  [{run_id}]", digits=3)
-    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plots -> {out}/abs_loocv_*.png", highlight=False)
+    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; "
+                  + (f"plots -> {out}/abs_loocv_*.png" if plots else "plots: add --plots"), highlight=False)
 
 
 
@@ -157,6 +162,7 @@ def loocv_pair(
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for pair_predictions.csv and the plot.")] = Path("out"),
+    plots: Plots = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -170,7 +176,7 @@ def loocv_pair(
         fail("compat implements the published headline path: add --strict-budget --pin-task-a-selection")
     check_budget_flags(count=count, B=B, seed=seed, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
     out = settings.user_path(out)
-    check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
+    check_names(out, "loocv-pair", ["pair_predictions.csv"] + (["pair_loocv_scatter.png"] if plots else []))
     req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
                       m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=sources, targets=targets)
     run_id, con = evaluate(db, req, "pair", f"evaluating pairs ({method}, C={count}, B={B}"
@@ -182,10 +188,11 @@ def loocv_pair(
     title = f"Goal B {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-pair", note=run_id) as staging:
         write_pair_predictions_csv(con, run_id, staging / "pair_predictions.csv")
-        plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)
-    csv_path, png = out / "pair_predictions.csv", out / "pair_loocv_scatter.png"
+        if plots:
+            plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)
+    csv_path, png = out / "pair_predictions.csv", out / "pair_loocv_scatter.png" if plots else None
     if json_out:
-        emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png),
+        emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png) if png else None,
                    "metrics": [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in rows],
                    "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
                                for c in configs]})
@@ -195,7 +202,8 @@ def loocv_pair(
             platt = f" Platt a={a:.3f} b={b:.3f}" if a is not None else ""
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d}{platt}", highlight=False)
     print_rows(["target", "accuracy (%)", "pairs"], rows, title=f"{title}  [{run_id}]", digits=2)
-    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plot -> {png}", highlight=False)
+    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; " + (f"plot -> {png}" if png else "plot: add --plots"),
+                  highlight=False)
 
 
 def sweep(
