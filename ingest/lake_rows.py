@@ -8,7 +8,7 @@ recorded_at). The per-file columns are Arrow dictionaries over the
 files of the slice, so Parquet stores each name once per column chunk.
 
 Writes run on one background thread (pyarrow releases the GIL while encoding), at most two
-batches behind the reader, so memory stays bounded.
+batches behind the inserts, so memory stays bounded.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest.lake import LAKE_TABLE
+from ingest.lake import COMPRESSION, LAKE_TABLE
 
-_IN_FLIGHT = 2
+_IN_FLIGHT = 2          # batches queued for the writer
 
 
 class RowsLakeWriter:
@@ -45,17 +45,18 @@ class RowsLakeWriter:
         self._pending: deque[Future] = deque()
 
     def add(self, rows: pa.Table, batch: list[int]) -> None:
-        """Queue the rows of ``batch`` (files ``fi``) that belong to fresh benchmarks."""
+        """Queue the rows of ``batch`` (files ``fi``); those of fresh benchmarks are written."""
         if not self.fresh or not rows.num_rows:
             return
-        fi = rows.column("fi").to_numpy()
-        of_row = self.bench[fi]
+        while len(self._pending) >= _IN_FLIGHT:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(self._write_batch, rows, batch))
+
+    def _write_batch(self, rows: pa.Table, batch: list[int]) -> None:
+        of_row = self.bench[rows.column("fi").to_numpy()]
         for benchmark in dict.fromkeys(self.bench[batch].tolist()):
             if benchmark in self.fresh:
-                part = rows.filter(pa.array(of_row == benchmark))
-                while len(self._pending) >= _IN_FLIGHT:
-                    self._pending.popleft().result()
-                self._pending.append(self._pool.submit(self._write, benchmark, part))
+                self._write(benchmark, rows.filter(pa.array(of_row == benchmark)))
 
     def _write(self, benchmark: str, part: pa.Table) -> None:
         n = part.num_rows
@@ -81,7 +82,7 @@ class RowsLakeWriter:
             folder = self.staging / LAKE_TABLE / f"benchmark={benchmark}"
             folder.mkdir(parents=True, exist_ok=True)
             writer = self._writers[benchmark] = pq.ParquetWriter(folder / "data_0.parquet", table.schema,
-                                                                 store_schema=False)
+                                                                 store_schema=False, compression=COMPRESSION)
         writer.write_table(table)
 
     def close(self) -> None:
