@@ -9,8 +9,13 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   time for all files is extrapolated from its rate, and labelled so)
     sizes         database file and Parquet lake on disk
     stats         a full scan of the instance_stats view
+    status        `pace status --json` (counts per benchmark, lake row counts)
+    doctor        `pace doctor --check --json` (content fingerprint of scores and of the lake)
     matrices      the evaluation inputs: loocv_inputs pivoted into dense arrays (warehouse.matrices)
     fit           `pace fit FIT_ARGS --json` (default: --method default); killed at the RSS cap or timeout
+    lookup_fit    `pace fit LOOKUP_FIT_ARGS` (compat, no intervals, three sources), run when the fit failed or
+                  was skipped, only so the lookups have stored proxies (their cost does not depend on the
+                  sources: ~400 weighted instances either way)
     add_model     ingest of a second tree holding one new model (a copy of one model's files)
     lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each
 
@@ -41,7 +46,8 @@ RESULTS = REPO / "bench" / "results" / "scale.json"
 PLOT = REPO / "bench" / "results" / "scale.png"
 PY = sys.executable
 PACE = str(Path(sys.executable).parent / "pace")
-STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "matrices", "fit", "add_model", "lookups")
+STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "status", "doctor", "matrices", "fit", "lookup_fit",
+         "add_model", "lookups")
 GIB = 1 << 30
 
 
@@ -258,10 +264,16 @@ def measure_size(n_models: int, args, work: Path) -> dict:
         res["sizes"] = {"db_mib": round(_du(db) / 2**20), "lake_mib": round(_du(wh / "lake") / 2**20)}
         print(f"[{n_models}] sizes: {res['sizes']}", flush=True)
     if "stats" in want and db.exists():
-        r = run([PACE, "sql", "SELECT count(*) AS instances, sum(discrimination) AS s FROM instance_stats",
+        r = run([PACE, "sql", "SELECT count(*), sum(n_models), sum(mean_score), sum(variance), sum(discrimination), "
+                 "sum(cardinality(target_correlation)) FROM instance_stats",     # every column, so none is pruned
                  "--db", str(db), "--json"], timeout=timeout, cap=cap)
         steps["stats"] = _public(r)
         print(f"[{n_models}] stats: {_brief(steps['stats'])}", flush=True)
+    for name, cmd in (("status", ["status"]), ("doctor", ["doctor", "--check"])):
+        if name in want and db.exists():
+            r = run([PACE, *cmd, "--db", str(db), "--json"], timeout=timeout, cap=cap)
+            steps[name] = _public(r)
+            print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
     if "matrices" in want and db.exists():
         r = run([PY, __file__, "--probe-matrices", str(db)], timeout=timeout, cap=cap)
         steps["matrices"] = {**_public(r), **(_json(r) or {})}
@@ -272,12 +284,14 @@ def measure_size(n_models: int, args, work: Path) -> dict:
         steps["fit"] = {**_public(r), "args": args.fit_args, "in_fit_s": rep.get("seconds"),
                         "targets": rep.get("targets"), "models": len(rep.get("models") or [])}
         print(f"[{n_models}] fit: {_brief(steps['fit'])}", flush=True)
-        if r["rc"] != 0 and args.lookup_fit_args:     # lookups need stored proxies: a lighter fit, labelled
-            r = run([PACE, "fit", *args.lookup_fit_args.split(), "--db", str(db), "--json"],
-                    timeout=args.fit_timeout, cap=cap)
-            steps["fit_for_lookups"] = {**_public(r), "args": args.lookup_fit_args,
-                                        "note": "only so that predictions and plan can be measured"}
-            print(f"[{n_models}] fit_for_lookups: {_brief(steps['fit_for_lookups'])}", flush=True)
+    fitted = "fit" in steps and steps["fit"]["rc"] == 0
+    if ("lookup_fit" in want or "fit" in want and not fitted) and args.lookup_fit_args and db.exists():
+        # the lookups need stored proxies: a lighter fit when the fit above failed (or was not run)
+        r = run([PACE, "fit", *args.lookup_fit_args.split(), "--db", str(db), "--json"],
+                timeout=args.fit_timeout, cap=cap)
+        steps["fit_for_lookups"] = {**_public(r), "args": args.lookup_fit_args,
+                                    "note": "only so that predictions and plan can be measured"}
+        print(f"[{n_models}] fit_for_lookups: {_brief(steps['fit_for_lookups'])}", flush=True)
     names = sorted({f.stem for f in files})
     if "add_model" in want and db.exists():
         extra = work / f"extra-{n_models}"
@@ -392,7 +406,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per step")
     parser.add_argument("--fit-timeout", type=float, default=1800.0, help="seconds for `pace fit`")
     parser.add_argument("--fit-args", default="--method default", help="arguments for `pace fit`")
-    parser.add_argument("--lookup-fit-args", default="--method compat --no-intervals --task abs",
+    parser.add_argument("--lookup-fit-args",
+                        default="--method compat --no-intervals --task abs --sources planbench,mmmu,visualpuzzles",
                         help="if the fit fails, fit with these arguments so the lookups have proxies ('' = no)")
     parser.add_argument("--calls", type=int, default=20, help="calls per lookup for p50/p95")
     parser.add_argument("--plot", action="store_true", help="only redraw the plot (and print the table) from the JSON")
