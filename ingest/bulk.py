@@ -175,7 +175,7 @@ class BatchReader:
         try:
             rel = self.con.sql(_FAST if route == "fast" else _RAW, params={"files": files})
             table = rel.to_arrow_table()
-        except duckdb.Error as exc:
+        except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:   # what the reader refuses
             return None, self._locate_refusal(todo, str(exc))
         position = table.column("fi")
         bad = self._check_counts(todo, position, table, route)

@@ -270,8 +270,12 @@ def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], re
     info: dict[int, FileRows] = {}
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as ahead:
-            runs_replaced = _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, recorded_at,
-                                            lake_rows, report, progress, info)
+            try:
+                runs_replaced = _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, recorded_at,
+                                                lake_rows, report, progress, info)
+            except BaseException:
+                reader_con.interrupt()          # Ctrl-C or an error: do not finish parsing the next batch
+                raise
     finally:
         reader_con.close()
     report.files_per_file = len(reader.per_file)

@@ -23,3 +23,11 @@ def test_connections_carry_the_memory_limit_and_a_bad_value_is_one_line_before_a
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
     assert "PACE_MEMORY_LIMIT='lots' is not a memory size" in bad.stderr
     assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_an_out_of_memory_error_says_how_to_raise_the_limit():
+    from warehouse.cli import _memory_hint
+
+    hinted = _memory_hint("the fit failed: Out of Memory Error: failed to allocate data of size 16.0 MiB")
+    assert "PACE_MEMORY_LIMIT" in hinted and hinted.startswith("the fit failed: Out of Memory Error")
+    assert _memory_hint("no such benchmark 'x'") == "no such benchmark 'x'"
