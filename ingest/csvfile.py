@@ -7,7 +7,9 @@ Accepted forms (header on line 1, LF or CRLF, optional UTF-8 byte-order mark):
   number and some ``score`` value is not, the two columns were written swapped and are swapped back
   (what the published loader meant to do; its own branch crashes, spec §18 item 5).
 
-Scores are parsed here (empty / non-numeric -> NULL, counted).
+Scores are parsed here: the text, whitespace trimmed, as Python's ``float`` reads it (so ``1_000``
+and ``+.5`` are numbers); empty, non-numeric and non-finite values become NULL (counted), never 0.
+:mod:`ingest.bulk` reads most files with DuckDB under the same rule (checked by the tests).
 
 Repeated ids: the policy ``first`` (the published choice), ``last`` or ``error`` decides which row
 of an id is kept. Two patterns are told apart and reported: a file that holds ``k`` whole runs over
@@ -186,7 +188,9 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
 
 
 def parse_scores(text: pa.ChunkedArray) -> pa.Array:
-    """Text -> float64; empty, non-numeric and non-finite values become NULL (never 0)."""
+    """Text -> float64 as Python's ``float`` reads the trimmed text (Arrow's cast when it takes every
+    value: it takes a subset of what ``float`` takes, with the same values); empty, non-numeric and
+    non-finite values become NULL (never 0)."""
     trimmed = pc.utf8_trim_whitespace(text)
     try:
         values = pc.cast(trimmed, pa.float64())
