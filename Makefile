@@ -13,7 +13,7 @@ endif
 .PHONY: setup test demo ingest loocv fit plan run predict export bench clean help need-model
 
 help:
-	@echo "make test | demo | ingest [RESULTS=dir] | loocv [TASK=abs|pair] [METHOD=compat|default] [C=100]"
+	@echo "make test | demo | ingest [RESULTS=dir] | loocv [TASK=abs|pair] [METHOD=default|instance|compat] [SPLIT=loo|family|low-3] [C=100]"
 	@echo "make fit [METHOD=..] | plan MODEL=X | run MODEL=X | predict MODEL=X | export [OUT=dir] | bench"
 	@echo "extra flags for any pace command: ARGS='...'"
 
@@ -37,11 +37,12 @@ ingest: $(STAMP)
 TASK   ?= abs
 METHOD ?= default
 C      ?= 100
+SPLIT  ?= loo
 # compat follows the published headline path, which needs these flags
 COMPAT_FLAGS_abs  := --strict-budget
 COMPAT_FLAGS_pair := --strict-budget --pin-task-a-selection
 loocv: $(STAMP)
-	$(PACE) loocv $(TASK) --method $(METHOD) --count $(C) --plots $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
+	$(PACE) loocv $(TASK) --method $(METHOD) --split $(SPLIT) --count $(C) --plots $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
 
 fit: $(STAMP)
 	$(PACE) fit --method $(METHOD) --count $(C) $(ARGS)

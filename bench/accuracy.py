@@ -1,28 +1,34 @@
-"""Goal A accuracy on the real published scores: compat vs default vs baselines (LOOCV, C = 100).
+"""Goal A accuracy of every method and baseline under every split, through the warehouse itself.
 
-Writes bench/results/accuracy.json and prints one table per (source set, data variant).
+For each data variant, method and split, `run_abs` (the path `pace loocv abs --split` takes) produces the
+held-out predictions; the figures come from the warehouse's own views:
 
-Methods
-  compat            models.compat.loocv_abs_autotune on published_arrays (zeros for missing data,
-                    transductive basis, tuning NOT nested: optimistic, as published)
-  compat-nested     models.nested.loocv_abs_autotune_nested (same pipeline, §9.1 auto-tune run on
-                    the 13 training models of each fold)
-  default           models.default.loocv_abs_default (nested, top_k = 10 config average)
-  default-top1      the same with the single inner-best config (top_k = 1)
-  default-auto      default with missing="auto": the missing-score treatment (masked, or counted as
-                    a failure = 0 as published) is one more dimension of the nested tuning, chosen
-                    per (fold, target) by the inner LOOCV on the training models (top_k = 10)
-  default-insample  default with one config per target tuned on the reported LOOCV predictions
-                    (the published, optimistic protocol; for reference only)
-  mean / random-C / bench-ridge   models.baselines
+  MAE (pp), Spearman     loocv_metrics (per target; AVERAGE = unweighted mean over the 4 targets)
+  pair accuracy (%)      loocv_abs_pair_metrics (held-out model against every other model)
+  interval coverage (%)  share of held-out truths inside the interval the method's stored fit would give:
+                         offsets = split-conformal quantiles (warehouse.fit.interval_offsets, 80 %) of the
+                         method's LOO residuals of the *other* models (jackknife: a model's own residual
+                         never sets its interval); for `default`, on the logit scale, and for a model
+                         whose source ability lies outside its fold's training models' range (the view
+                         source_ability), of the LOO and extrapolation-split residuals pooled, as `pace fit`
+                         stores them (oor_lo / oor_hi).
 
-Truth: "masked" = a model's mean over its observed target instances; a model with no target rows
-(DeepSeek-V3.2 on swebench / swtbench, whose files are named DeepSeek-V3.2-Reasoner) is excluded.
-compat is also scored against its own "published" truth (missing = 0, so DeepSeek-V3.2 = 0.0 on
-those two targets, 14 models). Variant "alias" maps DeepSeek-V3.2-Reasoner -> DeepSeek-V3.2 after
-ingest (warehouse.aliases.add_alias).
+Splits: loo, family (model_family), low-3 / high-3 (the 3 models with the lowest / highest source ability
+held out together). Methods: default, instance, compat (strict budget with the published frozen
+configurations; those were themselves chosen on these 14 models, so compat is optimistic; its auto-tune,
+which scores configurations on the evaluation predictions themselves, is not run here), and the
+baselines mean, random-c, bench-ridge.
 
-    .venv/bin/python bench/accuracy.py [--jobs 2] [--quick]
+Data variants (real data, `../shared`, DeepSeek-V3.2-Reasoner aliased to DeepSeek-V3.2, the unlabelled
+older models ingested too so the default method's ability scale can use them):
+  first  duplicates as published (gpqa's broken first run kept)
+  last   `--duplicates last` (gpqa's real second run)
+
+Synthetic stress case: `ingest/synthetic.py` with a weak tail (4 of 18 models with their general ability
+shifted 1.5 sd below every other model); split low-4 holds exactly the tail out; MAE against the *true*
+expected target means the generator reports. Seeds 0, 1, 2.
+
+    .venv/bin/python bench/accuracy.py [--quick] [--variants first,last] [--no-synthetic]
 """
 from __future__ import annotations
 
@@ -43,117 +49,213 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ingest.load import ingest_tree  # noqa: E402
-from models.baselines import loocv_benchmark_ridge, loocv_random_c, loocv_train_mean  # noqa: E402
-from models.compat import loocv_abs_autotune  # noqa: E402
-from models.default import loocv_abs_default, masked_metrics, target_means  # noqa: E402
-from models.nested import loocv_abs_autotune_nested  # noqa: E402
 from warehouse.aliases import add_alias  # noqa: E402
 from warehouse.connect import connect  # noqa: E402
-from warehouse.matrices import build_matrices, published_arrays  # noqa: E402
+from warehouse.evaluate import EvalRequest, run_abs  # noqa: E402
+from warehouse.fit import interval_offsets  # noqa: E402
 
-REAL = REPO.parent / "shared" / "pace-results" / "standardized_results"
-SOURCE_SETS = {
-    "v2": ["planbench", "mmmu", "visualpuzzles"],
-    "v4": ["planbench", "repobench", "lifbench", "visualwebbench", "mmmu", "visualpuzzles", "ifeval"],
-}
-
-
-def _summ(metrics: dict) -> dict:
-    return {t: {"mae_pp": 100 * v["mae"], "spearman": v["spearman"], **({"n": v["n"]} if "n" in v else {})}
-            for t, v in metrics.items()}
+SHARED = REPO.parent / "shared"
+REAL = SHARED / "pace-results" / "standardized_results"
+UNLABELLED = SHARED / "unlabelled-sources" / "standardized_results"
+METHODS = ["default", "instance", "compat", "mean", "random-c", "bench-ridge"]
+SPLITS = ["loo", "family", "low-3", "high-3"]
+LEVEL = 0.8
 
 
-def run_variant(con, sources, jobs, quick, with_compat_nested):
-    m = build_matrices(con, sources=sources)
-    Xv, kept, P32, Y32 = published_arrays(m.X, m.P)
-    Ym = np.stack([target_means(p) for p in m.P], axis=1)
-    bm = [c[0] for c in m.columns]
+def _logit(p):
+    q = np.clip(np.asarray(p, float), 1e-3, 1 - 1e-3)
+    return np.log(q / (1 - q))
+
+
+def _request(method: str, split: str) -> EvalRequest:
+    if method == "compat":       # its shipped (frozen) configurations: auto-tune would tune on the held-out models
+        return EvalRequest(method="compat", strict_budget=True, split=split)
+    return EvalRequest(method=method, split=split)
+
+
+def _predictions(con, run_id):
+    """{(model, target): (predicted, actual)} of a run."""
+    return {(m, t): (p, a) for m, t, p, a in con.execute(
+        "SELECT model, target, predicted, actual FROM loocv_predictions WHERE run_id = ? "
+        "AND predicted IS NOT NULL AND actual IS NOT NULL", [run_id]).fetchall()}
+
+
+def _out_of_range(con, run_id) -> set[str]:
+    """Held-out models whose source_ability lies outside their fold's training models' range."""
+    rows = con.execute("""
+        WITH held AS (SELECT fold, model FROM loocv_folds WHERE run_id = ?),
+        labelled AS (SELECT DISTINCT model FROM target_means WHERE n_scored > 0),
+        ranges AS (
+            SELECT h.fold, min(a.ability) AS lo, max(a.ability) AS hi
+            FROM (SELECT DISTINCT fold FROM held) AS h
+            CROSS JOIN labelled AS l
+            JOIN source_ability AS a ON a.model = l.model
+            WHERE l.model NOT IN (SELECT model FROM held AS x WHERE x.fold = h.fold)
+            GROUP BY h.fold)
+        SELECT h.model FROM held AS h JOIN ranges AS r USING (fold) JOIN source_ability AS a USING (model)
+        WHERE a.ability < r.lo OR a.ability > r.hi""", [run_id]).fetchall()
+    return {r[0] for r in rows}
+
+
+def _coverage(method, split, preds, loo, ext, oor) -> dict:
+    """Interval coverage per target (see the module doc)."""
+    logit = method == "default"
+    scale = _logit if logit else (lambda v: np.asarray(v, float))
     out = {}
-
-    def record(name, fn):
-        t0 = time.perf_counter()
-        r = fn()
-        dt = time.perf_counter() - t0
-        entry = {"seconds": round(dt, 2), "masked": _summ(masked_metrics(r.pred, Ym, m.targets)),
-                 "pred": r.pred.tolist()}
-        fm = getattr(r, "fold_missing", None)
-        if fm:
-            entry["zero_folds"] = {t: sum(v == "zero" for (i, tt), v in fm.items() if tt == t) for t in m.targets}
-        if name.startswith("compat"):
-            entry["published"] = _summ(r.metrics)
-            entry["configs"] = {t: vars(c) for t, c in r.configs.items()}
-        out[name] = entry
-        print(f"  {name:18s} {dt:7.1f} s", flush=True)
-        return r
-
-    record("compat", lambda: loocv_abs_autotune(Xv, Y32, P32, m.targets, models=m.models, count=100,
-                                                B=300, seed=42, n_jobs=jobs))
-    if with_compat_nested:
-        record("compat-nested", lambda: loocv_abs_autotune_nested(
-            Xv, Y32, P32, m.targets, models=m.models, count=100, B=300, seed=42,
-            inner_B=100 if quick else 300, n_jobs=jobs))
-    record("default", lambda: loocv_abs_default(m.X, m.P, m.targets, models=m.models, count=100, B=300,
-                                                seed=42, nested=True, n_jobs=jobs, top_k=10))
-    record("default-auto", lambda: loocv_abs_default(m.X, m.P, m.targets, models=m.models, count=100,
-                                                     B=300, seed=42, nested=True, n_jobs=jobs, top_k=10,
-                                                     missing="auto"))
-    if not quick:
-        record("default-top1", lambda: loocv_abs_default(m.X, m.P, m.targets, models=m.models, count=100,
-                                                         B=300, seed=42, nested=True, n_jobs=jobs, top_k=1))
-        record("default-insample", lambda: loocv_abs_default(m.X, m.P, m.targets, models=m.models,
-                                                             count=100, B=300, seed=42, nested=False,
-                                                             n_jobs=jobs))
-    record("mean", lambda: loocv_train_mean(m.X, m.P, m.targets, models=m.models))
-    record("random-C", lambda: loocv_random_c(m.X, m.P, m.targets, models=m.models, count=100, draws=20,
-                                              seed=42))
-    record("bench-ridge", lambda: loocv_benchmark_ridge(m.X, m.P, m.targets, bm, models=m.models))
-    return {"models": m.models, "targets": m.targets, "n_source_columns": int(m.X.shape[1]),
-            "truth_masked": Ym.tolist(), "truth_published": Y32.astype(float).tolist(), "methods": out}
-
-
-def table(title, res):
-    targets = res["targets"] + ["AVERAGE"]
-    short = {"gaia": "gaia", "swebench": "swe", "swebench_multimodal": "swe-mm", "swtbench": "swt",
-             "AVERAGE": "AVG"}
-    print(f"\n{title}   (MAE pp / Spearman; masked truth; compat also vs published truth)")
-    print(f"{'method':22s}" + "".join(f"{short[t]:>16s}" for t in targets))
-    for name, e in res["methods"].items():
-        for kind in ("masked", "published"):
-            if kind not in e:
+    for target in sorted({t for _, t in preds}):
+        inside = []
+        for (model, t), (p, a) in preds.items():
+            if t != target:
                 continue
-            label = name if kind == "masked" else f"{name} [published]"
-            cells = "".join(f"{e[kind][t]['mae_pp']:8.2f} {e[kind][t]['spearman']:6.3f} " for t in targets)
-            print(f"{label:22s}{cells}")
+            pool = [scale(aa) - scale(pp) for (mm, tt), (pp, aa) in loo.items() if tt == target and mm != model]
+            if logit and model in oor:
+                pool += [scale(aa) - scale(pp) for (mm, tt), (pp, aa) in ext.items() if tt == target and mm != model]
+            lo, hi = interval_offsets(np.asarray(pool, float), LEVEL)
+            inside.append(scale(p) + lo <= scale(a) <= scale(p) + hi)
+        out[target] = 100 * float(np.mean(inside)) if inside else float("nan")
+    out["AVERAGE"] = float(np.nanmean(list(out.values())))
+    return out
+
+
+def evaluate_variant(con, methods, splits) -> dict:
+    result = {}
+    for method in methods:
+        runs, entry = {}, {}
+        for split in splits:
+            started = time.perf_counter()
+            run_id = run_abs(con, _request(method, split))
+            runs[split] = run_id
+            metrics = {t: {"mae_pp": 100 * mae, "spearman": sp, "n": n}
+                       for t, mae, sp, n in con.execute(
+                           "SELECT target, mae, spearman, n_models FROM loocv_metrics WHERE run_id = ?",
+                           [run_id]).fetchall()}
+            for t, acc in con.execute("SELECT target, accuracy FROM loocv_abs_pair_metrics WHERE run_id = ?",
+                                      [run_id]).fetchall():
+                metrics.setdefault(t, {})["pair_accuracy_pct"] = 100 * acc
+            entry[split] = {"metrics": metrics, "seconds": round(time.perf_counter() - started, 1), "run_id": run_id}
+            avg = metrics.get("AVERAGE", {})
+            print(f"  {method:12s} {split:7s} MAE {avg.get('mae_pp', float('nan')):6.2f}  "
+                  f"Sp {avg.get('spearman', float('nan')):6.3f}  pair {avg.get('pair_accuracy_pct', float('nan')):5.1f}"
+                  f"  ({entry[split]['seconds']} s)", flush=True)
+        loo = _predictions(con, runs["loo"]) if "loo" in runs else {}
+        ext = {}
+        for split in splits:
+            if split != "loo":
+                for key, v in _predictions(con, runs[split]).items():
+                    ext.setdefault(key, v)
+        for split in splits:
+            preds = _predictions(con, runs[split])
+            cov = _coverage(method, split, preds, loo, ext, _out_of_range(con, runs[split]))
+            entry[split]["interval_coverage_pct"] = cov
+        result[method] = entry
+    return result
+
+
+def real_warehouse(tmp: Path, duplicates: str):
+    con = connect(tmp / f"real-{duplicates}.duckdb", create=True)
+    ingest_tree(con, REAL, tmp / f"lake-{duplicates}", duplicates=duplicates)
+    add_alias(con, "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2")
+    if UNLABELLED.is_dir():
+        ingest_tree(con, UNLABELLED, tmp / f"lake-{duplicates}", duplicates=duplicates)
+    return con
+
+
+def synthetic_stress(tmp: Path, seed: int, methods) -> dict:
+    from ingest.synthetic import generate_tree
+
+    tail = 4
+    summary = generate_tree(tmp / f"synth-{seed}", n_models=18, seed=seed, weak_tail=tail, weak_shift=1.5)
+    con = connect(tmp / f"synth-{seed}.duckdb", create=True)
+    ingest_tree(con, tmp / f"synth-{seed}", tmp / f"synth-lake-{seed}")
+    tail_models = set(summary.models[-tail:])
+    out = {"tail": sorted(tail_models)}
+    held = {m for _, m in con.execute("SELECT fold, model FROM split_folds('low-4')").fetchall()}
+    out["low4_is_tail"] = held == tail_models
+    for method in methods:
+        row = {}
+        for split in ("loo", "low-4"):
+            run_id = run_abs(con, _request(method, split))
+            preds = _predictions(con, run_id)
+            if split == "loo":   # the 14 in-range models, against their observed means
+                errs = [abs(p - a) for (m, _), (p, a) in preds.items() if m not in tail_models]
+                row["loo_mae_pp"] = 100 * float(np.mean(errs))
+            else:                # the weak tail, against the generator's true expected means
+                errs = [abs(p - summary.expected_target_means[t][m]) for (m, t), (p, _) in preds.items()]
+                bias = [p - summary.expected_target_means[t][m] for (m, t), (p, _) in preds.items()]
+                row["tail_mae_pp"] = 100 * float(np.mean(errs))
+                row["tail_bias_pp"] = 100 * float(np.mean(bias))
+        out[method] = row
+        print(f"  synthetic seed {seed} {method:12s} LOO MAE {row['loo_mae_pp']:6.2f}  weak tail MAE "
+              f"{row['tail_mae_pp']:6.2f} (bias {row['tail_bias_pp']:+.2f})", flush=True)
+    con.close()
+    return out
+
+
+def markdown(results: dict, variant: str = "first") -> str:
+    """The README table: per method and split, MAE (pp) / Spearman / pair accuracy (%) / interval coverage (%)."""
+    real = results["real"].get(variant, {})
+    lines = ["| method | " + " | ".join(SPLITS) + " |", "|---" * (len(SPLITS) + 1) + "|"]
+    for method, entry in real.items():
+        cells = []
+        for split in SPLITS:
+            e = entry.get(split)
+            if not e:
+                cells.append("")
+                continue
+            a = e["metrics"].get("AVERAGE", {})
+            cells.append(f"{a.get('mae_pp', float('nan')):.2f} / {a.get('spearman', float('nan')):.2f} / "
+                         f"{a.get('pair_accuracy_pct', float('nan')):.1f} / "
+                         f"{e['interval_coverage_pct']['AVERAGE']:.0f}")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def per_target(results: dict, method: str = "default", variant: str = "first") -> str:
+    entry = results["real"][variant][method]
+    targets = sorted(t for t in entry["loo"]["metrics"] if t != "AVERAGE")
+    lines = ["| split | " + " | ".join(targets) + " |", "|---" * (len(targets) + 1) + "|"]
+    for split in SPLITS:
+        m = entry[split]["metrics"]
+        lines.append(f"| {split} | " + " | ".join(
+            f"{m[t]['mae_pp']:.2f} / {m[t]['spearman']:.2f}" if t in m else "" for t in targets) + " |")
+    return "\n".join(lines)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--quick", action="store_true", help="skip the slower variants")
-    ap.add_argument("--no-compat-nested", action="store_true")
+    ap.add_argument("--table", action="store_true", help="print the README tables from accuracy.json and stop")
+    ap.add_argument("--quick", action="store_true", help="default, instance and mean only")
+    ap.add_argument("--variants", default="first,last")
+    ap.add_argument("--no-synthetic", action="store_true")
     args = ap.parse_args()
-    if not REAL.is_dir():
-        print(f"real data absent ({REAL}); nothing to do")
+    if args.table:
+        saved = json.loads((REPO / "bench" / "results" / "accuracy.json").read_text())
+        for variant in saved["real"]:
+            print(f"duplicates={variant}\n" + markdown(saved, variant) + "\n\n" + per_target(saved, variant=variant) + "\n")
+        for seed, row in saved["synthetic"].items():
+            print(f"synthetic seed {seed}: " + ", ".join(
+                f"{m} {v['loo_mae_pp']:.2f} / tail {v['tail_mae_pp']:.2f}" for m, v in row.items() if isinstance(v, dict)))
         return
-    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "jobs": args.jobs},
-               "count": 100, "B": 300, "seed": 42, "runs": {}}
+    methods = ["default", "instance", "mean"] if args.quick else METHODS
+    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                           "jobs": os.environ.get("PACE_JOBS")},
+               "level": LEVEL, "count": 100, "real": {}, "synthetic": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for variant in ("as-published", "alias"):
-            con = connect(Path(tmp) / f"{variant}.duckdb")
-            ingest_tree(con, REAL, Path(tmp) / f"lake-{variant}")
-            if variant == "alias":
-                add_alias(con, "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2")
-            for sname, sources in SOURCE_SETS.items():
-                key = f"{sname}/{variant}"
-                print(f"{key}: {', '.join(sources)}", flush=True)
-                nested = not args.no_compat_nested
-                results["runs"][key] = run_variant(con, sources, args.jobs, args.quick, nested)
-                table(key, results["runs"][key])
-            con.close()
+        tmp = Path(tmp)
+        if REAL.is_dir():
+            for variant in args.variants.split(","):
+                print(f"real data, duplicates={variant}", flush=True)
+                con = real_warehouse(tmp, variant)
+                results["real"][variant] = evaluate_variant(con, methods, SPLITS)
+                con.close()
+        else:
+            print(f"real data absent ({REAL}); only the synthetic stress case runs")
+        if not args.no_synthetic:
+            for seed in (0, 1, 2):
+                results["synthetic"][str(seed)] = synthetic_stress(tmp, seed, [m for m in methods if m != "compat"])
     out = REPO / "bench" / "results" / "accuracy.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1))
-    print(f"\nwrote {out.relative_to(REPO)}")
+    out.write_text(json.dumps(results, indent=1, default=float))
+    print(f"wrote {out.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 """The response cache as the ``responses`` table: every answer is stored (committed) as soon as
-it arrives, so a crash or ``kill -9`` never loses a paid response, and a rerun pays nothing for it."""
+it arrives, so a crash or ``kill -9`` never loses a paid response, and a rerun pays nothing for it.
+
+Everything written is cleaned first (:func:`client.clean_text`): a reply or an error text holding
+a lone surrogate or a NUL, or a huge reply, is stored in a safe form instead of failing the insert
+(which would lose a response that was already paid for)."""
 from __future__ import annotations
 
 import json
@@ -7,11 +11,21 @@ from datetime import datetime, timezone
 
 import duckdb
 
-from eval_runners.client import CallResult
+from eval_runners.client import MAX_REPLY_CHARS, CallResult, clean_text
+
+COLUMNS = ("request_hash", "run_id", "model", "benchmark", "subdir", "instance_id", "params", "params_sent",
+           "response_text", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+           "latency_s", "cost_usd", "attempts", "error", "error_kind", "note", "grader", "grader_version",
+           "created_at")
 
 
 def _now():
     return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _json(obj) -> str | None:
+    # ensure_ascii: a lone surrogate in a parameter becomes a \ud800 escape, never raw text
+    return None if obj is None else json.dumps(obj, sort_keys=True)
 
 
 class DuckDBStore:
@@ -22,14 +36,14 @@ class DuckDBStore:
     def get(self, key: str) -> CallResult | None:
         row = self.con.execute(
             """SELECT response_text, finish_reason, prompt_tokens, completion_tokens, reasoning_tokens,
-                      latency_s, cost_usd, attempts, params_sent
+                      latency_s, cost_usd, attempts, params_sent, note
                FROM responses WHERE request_hash = ? AND error IS NULL AND response_text IS NOT NULL""",
             [key]).fetchone()
         if row is None:
             return None
         return CallResult(text=row[0], finish_reason=row[1], prompt_tokens=row[2], completion_tokens=row[3],
                           reasoning_tokens=row[4], latency_s=row[5], cost_usd=row[6], attempts=row[7],
-                          params_sent=json.loads(row[8]) if row[8] else None, cached=True)
+                          params_sent=json.loads(row[8]) if row[8] else None, cached=True, note=row[9])
 
     def stored_keys(self, keys: list[str]) -> set[str]:
         if not keys:
@@ -41,11 +55,16 @@ class DuckDBStore:
 
     def put(self, key, model, messages, params, result: CallResult, meta: dict | None) -> None:
         meta = meta or {}
-        self.con.execute(
-            """INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [key, self.run_id, model, meta.get("benchmark", ""), meta.get("subdir", ""),
-             meta.get("instance_id", ""), json.dumps(params, sort_keys=True),
-             json.dumps(result.params_sent, sort_keys=True) if result.params_sent is not None else None,
-             result.text, result.finish_reason, result.prompt_tokens, result.completion_tokens,
-             result.reasoning_tokens, result.latency_s, result.cost_usd, result.attempts, result.error,
-             meta.get("grader"), meta.get("grader_version"), _now()])
+
+        def clean(v, limit=None):
+            return v if not isinstance(v, str) else clean_text(v, limit)[0]
+        text, notes = (None, []) if result.text is None else clean_text(result.text, MAX_REPLY_CHARS)
+        note = "; ".join(([result.note] if result.note else []) + notes) or None
+        values = [key, self.run_id, clean(model), clean(meta.get("benchmark", "")), clean(meta.get("subdir", "")),
+                  clean(meta.get("instance_id", "")), _json(params), _json(result.params_sent), text,
+                  clean(result.finish_reason, 64), result.prompt_tokens, result.completion_tokens,
+                  result.reasoning_tokens, result.latency_s, result.cost_usd, result.attempts,
+                  clean(result.error, 10_000), result.error_kind, clean(note, 2_000),
+                  clean(meta.get("grader")), clean(meta.get("grader_version")), _now()]
+        self.con.execute(f"INSERT OR REPLACE INTO responses ({', '.join(COLUMNS)}) "
+                         f"VALUES ({', '.join('?' * len(COLUMNS))})", values)

@@ -5,10 +5,15 @@
 * ``run_command`` -> ``app.command("run")(run_command)`` (``pace run MODEL``)
 
 ``python -m eval_runners ...`` exposes the same commands standalone.
+
+Every flag value is checked here, before anything is opened or called: a bad one is a one-line
+``error: ...`` naming the flag and the value, exit code 2. Numbers are parsed here (not by the
+option parser) so that ``--max-cost abc`` gets that same one line.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import List, Optional
 
@@ -22,26 +27,78 @@ instances_app = typer.Typer(help="Instance packs: the prompts and references the
                             no_args_is_help=True)
 err = Console(stderr=True)
 
+#: exit codes of `pace run`
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-def _connect(db):
+
+def fail(message: str, code: int = EXIT_USAGE):
+    """``error: message`` on one line of stderr, then exit."""
+    typer.echo("error: " + " ".join(str(message).split()), err=True)
+    raise typer.Exit(code)
+
+
+def parse_number(flag: str, raw: str | None, *, integer: bool = False, minimum: float | None = None,
+                 above: float | None = None, maximum: float | None = None):
+    """``raw`` as an int/float within bounds, or a one-line usage error naming ``flag`` and ``raw``."""
+    if raw is None:
+        return None
+    bounds = " and ".join(b for b in (f">= {minimum:g}" if minimum is not None else "",
+                                      f"> {above:g}" if above is not None else "",
+                                      f"<= {maximum:g}" if maximum is not None else "") if b)
+    want = ("an integer" if integer else "a number") + (f" {bounds}" if bounds else "")
+    try:
+        value = int(raw.strip()) if integer else float(raw.strip())
+    except ValueError:
+        fail(f"{flag} must be {want}, got {raw!r}")
+    if not math.isfinite(value) or (minimum is not None and value < minimum) \
+            or (above is not None and value <= above) or (maximum is not None and value > maximum):
+        fail(f"{flag} must be {want}, got {raw!r}")
+    return value
+
+
+def existing_file(flag: str, path: Path | None) -> Path | None:
+    if path is None:
+        return None
+    if not path.exists():
+        fail(f"{flag}: no such file: {path}")
+    if not path.is_file():
+        fail(f"{flag}: not a file: {path}")
+    return path
+
+
+def _open(db, *, must_exist: bool, read_only: bool = False):
+    """The warehouse connection, or a one-line error (missing file or folder, not DuckDB, locked...)."""
     from warehouse.connect import connect
-    from warehouse.settings import db_path
-    return connect(db_path(db), udfs=False)
+    from warehouse.errors import UserError
+    try:
+        return connect(db, udfs=False, read_only=read_only, create=not must_exist)
+    except UserError as exc:
+        fail(str(exc))
 
 
 @instances_app.command("import")
-def import_command(packs: List[Path] = typer.Argument(..., exists=True, help="pack files (.jsonl)"),
+def import_command(packs: List[Path] = typer.Argument(..., help="pack files (.jsonl)"),
                    db: Optional[Path] = typer.Option(None, "--db", help="warehouse file (env PACE_DB)")):
-    """Load instance packs into the `instances` table (unchanged records are a no-op)."""
-    from eval_runners.packs import PackError, import_pack
-    con = _connect(db)
+    """Load instance packs into the `instances` table (unchanged records are a no-op).
+
+    Every pack is read and checked before anything is written.
+    """
+    from eval_runners.packs import PackError, import_pack, read_pack
+    for p in packs:
+        existing_file("PACK", p)
+        try:
+            read_pack(p)
+        except PackError as exc:
+            fail(str(exc))
+        except (ValueError, TypeError, AttributeError, KeyError, OSError) as exc:
+            fail(f"{p}: not a valid pack ({type(exc).__name__}: {exc})")
+    con = _open(db, must_exist=False)
     try:
         for p in packs:
             try:
                 c = import_pack(con, p)
-            except PackError as exc:
-                err.print(f"[red]error:[/] {exc}")
-                raise typer.Exit(2)
+            except (PackError, OSError) as exc:
+                fail(str(exc))
             typer.echo(f"{p}: {c['new']} new, {c['updated']} updated, {c['unchanged']} unchanged")
     finally:
         con.close()
@@ -49,27 +106,56 @@ def import_command(packs: List[Path] = typer.Argument(..., exists=True, help="pa
 
 @instances_app.command("build")
 def build_command(benchmark: str = typer.Argument(..., help="benchmark name, e.g. gpqa"),
-                  source: Path = typer.Option(..., "--from", exists=True,
+                  source: Path = typer.Option(..., "--from",
                                               help="local copy of the dataset rows (.jsonl/.json/.csv/.parquet)"),
-                  out: Optional[Path] = typer.Option(None, "--out", help="pack file to write"),
+                  out: Optional[Path] = typer.Option(None, "--out", help="pack file to write (must not exist "
+                                                     "unless --overwrite)"),
                   version: str = typer.Option("1", "--version", help="pack version"),
-                  subdir: Optional[str] = typer.Option(None, "--subdir", help="subtask (repobench, livecodebench, bfcl, planbench)")):
+                  subdir: Optional[str] = typer.Option(None, "--subdir", help="subtask (repobench, livecodebench, bfcl, planbench)"),
+                  overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing --out file")):
     """Convert a local copy of a benchmark's public dataset rows into a pack (no download)."""
-    from eval_runners.packs import PackError, build_pack
+    from eval_runners import builders  # noqa: F401  (registers the builders)
+    from eval_runners.packs import BUILDERS, PackError, build_pack
+    benchmark = benchmark.strip()
+    if benchmark not in BUILDERS:
+        fail(f"no pack builder for benchmark {benchmark!r}; available: {', '.join(sorted(BUILDERS))}")
+    existing_file("--from", source)
+    version = version.strip()
+    if not version or any(ord(c) < 32 for c in version):
+        fail(f"--version must be a non-empty single-line string, got {version!r}")
+    if subdir is not None:
+        subdir = subdir.strip()
+        if not subdir:
+            fail("--subdir must not be empty (leave it out for the benchmark's default)")
+    out = out or source.with_name(f"{benchmark}{'_' + subdir if subdir else ''}.pack.jsonl")
+    if out.exists() and not overwrite:
+        fail(f"--out {out} exists; pass --overwrite to replace it")
+    if out.exists() and not out.is_file():
+        fail(f"--out: not a file: {out}")
+    if not out.parent.is_dir():
+        fail(f"--out: folder {out.parent} does not exist")
     try:
         path, n = build_pack(benchmark, source, out, version=version, subdir=subdir)
-    except (PackError, KeyError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
+    except (PackError, KeyError, ValueError, TypeError, OSError) as exc:
+        fail(f"{source}: {exc}")
     typer.echo(f"wrote {n} records to {path}")
 
 
 @instances_app.command("list")
-def list_command(db: Optional[Path] = typer.Option(None, "--db")):
+def list_command(db: Optional[Path] = typer.Option(None, "--db", help="warehouse file (env PACE_DB)")):
     """Instances per benchmark / call subdir / pack version."""
-    con = _connect(db)
-    rows = con.execute("""SELECT benchmark, subdir, pack, pack_version, count(*) FROM instances
-                          GROUP BY ALL ORDER BY ALL""").fetchall()
+    import duckdb
+    con = _open(db, must_exist=True, read_only=True)
+    try:
+        rows = con.execute("""SELECT benchmark, subdir, pack, pack_version, count(*) FROM instances
+                              GROUP BY ALL ORDER BY ALL""").fetchall()
+    except duckdb.CatalogException:
+        rows = []                          # a warehouse from before packs existed
+    finally:
+        con.close()
+    if not rows:
+        typer.echo("no instances yet (pace instances import PACK)")
+        return
     t = Table("benchmark", "subdir", "pack", "version", "instances")
     for r in rows:
         t.add_row(*[str(x) for x in r])
@@ -77,50 +163,108 @@ def list_command(db: Optional[Path] = typer.Option(None, "--db")):
 
 
 def run_command(
-    model: str = typer.Argument(..., help="model id as the endpoint knows it"),
+    model: str = typer.Argument(..., help="model id as the endpoint knows it (surrounding spaces are trimmed)"),
     db: Optional[Path] = typer.Option(None, "--db", help="warehouse file (env PACE_DB, default ./pace.duckdb)"),
-    plan: Optional[Path] = typer.Option(None, "--plan", exists=True,
+    plan: Optional[Path] = typer.Option(None, "--plan",
                                         help="CSV with benchmark,subdir,instance_id (default: the warehouse plan)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print calls, estimated tokens and cost; call nothing"),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="USD cap; stops before exceeding it"),
-    concurrency: int = typer.Option(8, "--concurrency", min=1),
-    rate_limit: Optional[float] = typer.Option(None, "--rate-limit", help="max requests per second"),
+    max_cost: Optional[str] = typer.Option(None, "--max-cost", metavar="USD",
+                                           help="cap in USD (>= 0): no call starts that could exceed it; "
+                                                "the calls left are reported as 'not run (budget)'"),
+    concurrency: str = typer.Option("8", "--concurrency", metavar="N", help="calls in flight (1-1024)"),
+    rate_limit: Optional[str] = typer.Option(None, "--rate-limit", metavar="PER_SECOND",
+                                             help="max requests per second (> 0)"),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="> $API_KEY > .env", show_default=False),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="> $BASE_URL > .env"),
-    prices: Optional[Path] = typer.Option(None, "--prices", exists=True, help="price table (JSON/TOML)"),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="price table (JSON/TOML)"),
     vision: bool = typer.Option(False, "--vision", help="the model accepts images"),
     skip_unavailable: bool = typer.Option(False, "--skip-unavailable",
                                           help="drop (and report) calls whose requirements are unmet"),
-    timeout: float = typer.Option(300.0, "--timeout", help="seconds per attempt"),
-    max_retries: int = typer.Option(6, "--max-retries"),
+    timeout: str = typer.Option("300", "--timeout", metavar="SECONDS", help="seconds per attempt (> 0)"),
+    max_retries: str = typer.Option("6", "--max-retries", metavar="N",
+                                    help="retries of a call on 429, 5xx, timeouts, garbage replies (0-100)"),
+    max_consecutive_failures: str = typer.Option(
+        "10", "--max-consecutive-failures", metavar="N",
+        help="stop calling after N calls in a row failed (0: never stop)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable summary on stdout"),
 ):
-    """Run MODEL on its plan through an OpenAI-compatible endpoint and append the rows."""
+    """Run MODEL on its plan through an OpenAI-compatible endpoint and append the rows.
+
+    Every answer is stored as it arrives: a rerun pays only for calls never answered. 401/403/404 stop the run at once.
+
+    Exit codes: 0 all answered; 1 calls failed or not run (rerun retries them); 2 bad input; 3 --max-cost hit.
+    """
     from eval_runners.plan import load_plan_csv, plan_from_warehouse
     from eval_runners.pricing import PriceTable
     from eval_runners.run import RunBlocked, RunOptions, run_plan
+    from warehouse.errors import UserError
+    from warehouse.validate import model_name
+    try:
+        model = model_name(model)
+    except UserError as exc:
+        fail(str(exc))
+    max_cost_v = parse_number("--max-cost", max_cost, minimum=0)
+    concurrency_v = parse_number("--concurrency", concurrency, integer=True, minimum=1, maximum=1024)
+    rate_limit_v = parse_number("--rate-limit", rate_limit, above=0)
+    timeout_v = parse_number("--timeout", timeout, above=0, maximum=86400)
+    max_retries_v = parse_number("--max-retries", max_retries, integer=True, minimum=0, maximum=100)
+    streak_v = parse_number("--max-consecutive-failures", max_consecutive_failures, integer=True, minimum=0)
+    existing_file("--plan", plan)
+    existing_file("--prices", prices)
     creds = resolve_credentials(api_key, base_url)
     key = creds.api_key
+    if creds.base_url:
+        from eval_runners.client import normalize_base_url
+        try:
+            normalize_base_url(creds.base_url)
+        except ValueError as exc:
+            fail(f"--base-url (or BASE_URL): {redact(exc, key)}")
     try:
-        con = _connect(db)
-        rows = load_plan_csv(plan) if plan else plan_from_warehouse(con, model)
-        opts = RunOptions(dry_run=dry_run, max_cost=max_cost, concurrency=concurrency,
-                          rate_limit=rate_limit, vision=vision, skip_unavailable=skip_unavailable,
-                          prices=PriceTable.load(prices), timeout=timeout, max_retries=max_retries,
-                          progress=not dry_run)
-        summary = run_plan(con, model, rows, credentials=creds, options=opts)
-    except RunBlocked as exc:
-        err.print(redact(str(exc), key), markup=False)
-        raise typer.Exit(2)
-    except (LookupError, ValueError, OSError) as exc:
-        err.print(f"error: {redact(exc, key)}", markup=False)
-        raise typer.Exit(2)
+        table = PriceTable.load(prices)
+    except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
+        fail(f"--prices {prices}: {redact(exc, key)}")
+    if plan:
+        try:
+            rows = load_plan_csv(plan)
+        except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
+            msg = str(exc)
+            fail(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}")
+    con = _open(db, must_exist=True)
+    try:
+        if not plan:
+            try:
+                rows = plan_from_warehouse(con, model)
+            except (LookupError, ValueError) as exc:
+                fail(redact(exc, key))
+        opts = RunOptions(dry_run=dry_run, max_cost=max_cost_v, concurrency=concurrency_v,
+                          rate_limit=rate_limit_v, vision=vision, skip_unavailable=skip_unavailable,
+                          prices=table, timeout=timeout_v, max_retries=max_retries_v,
+                          max_consecutive_failures=streak_v or None, progress=not dry_run)
+        try:
+            summary = run_plan(con, model, rows, credentials=creds, options=opts)
+        except RunBlocked as exc:
+            err.print(redact(str(exc), key), markup=False)
+            raise typer.Exit(EXIT_USAGE)
+        except (LookupError, ValueError) as exc:
+            fail(redact(exc, key))
+        except KeyboardInterrupt:
+            fail("interrupted; answers received so far are stored, rerun to resume", EXIT_INTERRUPTED)
+        # anything else reaches pace's main(): one line (the traceback with --debug); the run row
+        # already says 'failed' and every answer received is stored, so a rerun resumes
+    finally:
+        con.close()
+    _report(summary, key, as_json, dry_run)
+
+
+def _report(summary, key, as_json: bool, dry_run: bool) -> None:
+    from eval_runners.client import ERROR_KINDS
     d = summary.to_dict()
+    for s in d["stale_runs"]:
+        err.print(f"marked run {s['run_id']} ({s['model']}) interrupted: {s['detail']}", markup=False)
     if as_json:
         typer.echo(redact(json.dumps(d, default=str), key))
-        return
-    out = Console()
-    if dry_run:
+    elif dry_run:
+        out = Console()
         t = Table("call", "state", "est. prompt tok", "max completion tok")
         for c in d["calls_planned"]:
             t.add_row(c["call"], c["state"], str(c["est_prompt_tokens"]), str(c["max_tokens"]))
@@ -130,19 +274,32 @@ def run_command(
         out.print(f"{paid} paid call(s), {d['est_prompt_tokens']} prompt tokens (est.), "
                   f"<= {d['est_max_completion_tokens']} completion tokens; max cost {cost}")
     else:
-        out.print(f"run {d['run_id']}: {d['status']}; {d['paid_calls']} paid, {d['from_stored']} from stored, "
-                  f"{d['already_scored']} already scored; {d['rows_written']} rows; "
-                  f"{d['prompt_tokens']}+{d['completion_tokens']} tokens; "
-                  f"${d['cost_usd']:.4f}{'' if d['cost_known'] else ' (+ unpriced)'}")
-        if d["errors"] or d["unscorable"] or d["grader_errors"] or d["not_run"]:
-            out.print(f"errors {d['errors']}, unscorable {d['unscorable']}, grader errors {d['grader_errors']}, "
-                      f"not run (budget) {d['not_run']} — rerun to retry; nothing was counted as 0")
+        out = Console(highlight=False)
+        out.print(f"run {d['run_id']}: {d['status']}; {d['paid_calls']} answered, {d['failed_calls']} failed, "
+                  f"{d['not_run']} not run, {d['from_stored']} from stored, {d['already_scored']} already scored; "
+                  f"{d['rows_written']} rows; {d['prompt_tokens']}+{d['completion_tokens']} tokens; "
+                  f"${d['cost_usd']:.4f}{'' if d['cost_known'] else ' (+ unpriced)'}", markup=False)
+        if d["failed_calls"]:
+            why = ", ".join(f"{n} {ERROR_KINDS.get(k, k)}" for k, n in sorted(d["failures"].items(),
+                                                                               key=lambda kv: -kv[1]))
+            out.print(f"failed: {why} (stored with their error, no score row; rerun to retry)", markup=False)
+        if d["not_run"]:
+            label = "not run (budget)" if d["stop_kind"] == "budget" else "not run"
+            why = "the endpoint refused the run (see the error)" if d["stop_kind"] == "endpoint" else d["stop_reason"]
+            out.print(f"{label}: {d['not_run']} call(s): {why}; rerun to run them", markup=False)
+        if d["unscorable"] or d["grader_errors"]:
+            out.print(f"unscorable {d['unscorable']}, grader errors {d['grader_errors']} "
+                      "(no score row; nothing was counted as 0)", markup=False)
         for s in d["error_samples"][:5]:
             out.print("  " + redact(s, key), markup=False)
     if d["skipped"]:
         err.print("skipped (requirements unmet): " + redact(json.dumps(d["skipped"]), key), markup=False)
-    if summary.status in ("stopped_budget",):
-        raise typer.Exit(3)
+    if d["stop_kind"] == "endpoint":
+        err.print("error: " + redact(d["stop_reason"], key) + f"; stopped after {d['paid_calls'] + d['failed_calls']}"
+                  f" call(s), {d['not_run']} not run", markup=False, soft_wrap=True)
+    code = {"done": EXIT_OK, "dry_run": EXIT_OK, "stopped_budget": EXIT_BUDGET}.get(summary.status, EXIT_FAILED)
+    if code:
+        raise typer.Exit(code)
 
 
 def standalone_app() -> typer.Typer:
@@ -153,7 +310,9 @@ def standalone_app() -> typer.Typer:
 
 
 def main():
-    standalone_app()()
+    """``python -m eval_runners``: the same commands, with pace's one-line error handling."""
+    from warehouse.cli import main as pace_main
+    pace_main()
 
 
 def mount(app: typer.Typer) -> None:

@@ -11,14 +11,23 @@
   is retried once with ``reasoning_retry_factor`` x the budget.
 * a response cache keyed by :func:`request_hash` (model, messages, requested params).
 * per call: prompt/completion/reasoning tokens (summed over paid attempts), latency, cost from the
-  price table, attempts, error. Error text never contains the key (:func:`secrets.redact`).
+  price table, attempts, error and its kind (:data:`ERROR_KINDS`). Error text never contains the
+  key (:func:`secrets.redact`).
+* replies are parsed from the raw body by :func:`parse_completion`, never trusted: invalid UTF-8,
+  lone surrogates and NULs become U+FFFD, a huge reply is cut (head and tail kept), and a body
+  that is not a chat completion (HTML, ``null``, ``{"choices": "x"}``, content ``42``) is a
+  retried ``bad_reply`` error instead of an exception, so whatever arrives can be stored.
+* a refused credential or unknown model (401/403/404, :data:`FATAL_KINDS`) stops the client: no
+  further request is sent, calls waiting for a retry give up at once (``aborted``, not stored).
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import math
 import random
+import re
 import time
 from dataclasses import dataclass, field, asdict
 from typing import Any, Callable, Protocol
@@ -27,10 +36,139 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 
 from eval_runners.pricing import PriceTable
-from eval_runners.secrets import redact
+from eval_runners.secrets import public_url, redact
 
 DROPPABLE_PARAMS = ("temperature", "top_p", "seed", "presence_penalty", "frequency_penalty",
                     "stop", "logprobs", "n")
+
+#: a stored reply is cut to about this many characters; head and tail are kept because final
+#: answers usually sit at the end of a long reasoning text
+MAX_REPLY_CHARS = 1_000_000
+
+#: why a call failed -> how a summary says it
+ERROR_KINDS = {
+    "auth": "credentials refused (HTTP 401/403)",
+    "not_found": "endpoint or model not found (HTTP 404)",
+    "rate_limit": "rate limited (HTTP 429), retries exhausted",
+    "timeout": "timed out, retries exhausted",
+    "connection": "connection failed, retries exhausted",
+    "server": "server error (HTTP 5xx), retries exhausted",
+    "bad_request": "request rejected (HTTP 400)",
+    "bad_reply": "reply was not a chat completion, retries exhausted",
+    "http": "unexpected HTTP status",
+    "other": "client error",
+    "aborted": "not sent: the run was stopped",
+}
+#: after one of these no later call can succeed, so the client stops sending
+FATAL_KINDS = ("auth", "not_found")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str, limit: int | None = None) -> tuple[str, list[str]]:
+    """``text`` made safe to store and print: lone surrogates and NULs replaced by U+FFFD, and at
+    most about ``limit`` characters (the head and the tail are kept around an omission marker).
+
+    Returns ``(text, notes)``, one note per change (empty when nothing was changed).
+    """
+    notes = []
+    n = len(_SURROGATE.findall(text))
+    if n:
+        text = _SURROGATE.sub("\ufffd", text)
+        notes.append(f"{n} lone surrogate(s) replaced by U+FFFD")
+    n = text.count("\x00")
+    if n:
+        text = text.replace("\x00", "\ufffd")
+        notes.append(f"{n} NUL character(s) replaced by U+FFFD")
+    if limit is not None and len(text) > limit:
+        if limit < 200:
+            notes.append(f"cut from {len(text)} to {limit} characters")
+            return text[:limit], notes
+        half = (limit - 64) // 2             # the marker takes < 64 characters: the result fits in limit
+        omitted = len(text) - 2 * half
+        notes.append(f"cut from {len(text)} characters: {omitted} omitted in the middle")
+        text = f"{text[:half]}\n[... {omitted} characters omitted by the runner ...]\n{text[-half:]}"
+    return text, notes
+
+
+def safe_text(text: object, limit: int = 2000) -> str:
+    """``str(text)`` cleaned (see :func:`clean_text`) for an error message or a log line."""
+    return clean_text(str(text), limit)[0]
+
+
+class BadReply(Exception):
+    """The body of a 200 response is not a usable chat completion."""
+
+
+@dataclass
+class ParsedReply:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int
+    notes: list
+
+
+def _token_count(value, name: str, notes: list) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value < 0 or value != int(value) or value > 10 ** 9:
+        notes.append(f"usage {name}={safe_text(value, 40)!s} is not a token count; counted as 0")
+        return 0
+    return int(value)
+
+
+def _snippet(body: str) -> str:
+    return repr(safe_text(body, 120))
+
+
+def parse_completion(raw: bytes, limit: int | None = MAX_REPLY_CHARS) -> ParsedReply:
+    """The answer text, finish reason and token counts of a chat-completion body (raw bytes).
+
+    Never raises anything but :class:`BadReply`; the text it returns is always safe to store.
+    """
+    notes: list[str] = []
+    try:
+        body = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        body = raw.decode("utf-8", "replace")
+        notes.append("invalid UTF-8 in the body replaced by U+FFFD")
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise BadReply(f"body is not JSON: {_snippet(body)}") from None
+    if not isinstance(data, dict):
+        raise BadReply(f"body is not a JSON object: {_snippet(body)}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if isinstance(data.get("error"), (dict, str)):
+            raise BadReply(f"error in a 200 body: {_snippet(json.dumps(data['error']))}")
+        raise BadReply(f"no choices in the body: {_snippet(body)}")
+    choice = choices[0]
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if message is not None and not isinstance(message, dict):
+        raise BadReply(f"message is {type(message).__name__}, not an object")
+    if content is None:
+        text = ""
+    elif isinstance(content, str):
+        text = content
+    elif isinstance(content, list):            # content parts: keep the text ones
+        text = "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    else:
+        raise BadReply(f"message content is {type(content).__name__}, not text: {_snippet(json.dumps(content))}")
+    text, more = clean_text(text, limit)
+    notes += more
+    finish = choice.get("finish_reason")
+    finish = safe_text(finish, 64) if isinstance(finish, str) else None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return ParsedReply(text, finish, _token_count(usage.get("prompt_tokens"), "prompt_tokens", notes),
+                       _token_count(usage.get("completion_tokens"), "completion_tokens", notes),
+                       _token_count(reasoning, "reasoning_tokens", notes), notes)
 
 
 def normalize_base_url(url: str) -> str:
@@ -75,6 +213,7 @@ class EndpointConfig:
     backoff_max: float = 60.0
     reasoning_retry_factor: float = 4.0
     max_budget: int = 65536
+    max_reply_chars: int = MAX_REPLY_CHARS
 
     def __post_init__(self):
         self.base_url = normalize_base_url(self.base_url)
@@ -93,8 +232,10 @@ class CallResult:
     cost_usd: float | None = None
     attempts: int = 0
     error: str | None = None
+    error_kind: str | None = None        # a key of ERROR_KINDS; None on success
     params_sent: dict | None = None
     cached: bool = False
+    note: str | None = None              # what sanitising changed in the reply, if anything
 
     @property
     def ok(self) -> bool:
@@ -208,6 +349,8 @@ class ChatClient:
         self.sem = asyncio.Semaphore(config.concurrency)
         self.limiter = _RateLimiter(config.rate_limit)
         self.n_requests = 0          # HTTP requests sent (all attempts)
+        self.stopped: str | None = None      # why no further request is sent (see stop())
+        self._stop_event = asyncio.Event()
         self._sdk = openai.AsyncOpenAI(api_key=config.api_key or "no-key", base_url=config.base_url,
                                        max_retries=0, timeout=config.timeout)
 
@@ -220,8 +363,24 @@ class ChatClient:
     async def __aexit__(self, *exc):
         await self.aclose()
 
+    def stop(self, reason: str) -> None:
+        """Send no further request: calls waiting to retry, and later calls, end ``aborted``."""
+        if self.stopped is None:
+            self.stopped = reason
+        self._stop_event.set()
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep before a retry, cut short by :meth:`stop`."""
+        try:
+            await asyncio.wait_for(self._stop_event.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
     def _redact(self, text: object) -> str:
-        return redact(text, self.config.api_key)
+        return safe_text(redact(text, self.config.api_key))
+
+    def _fail(self, res: CallResult, kind: str, message: str) -> None:
+        res.error, res.error_kind = self._redact(message), kind
 
     def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         cap = min(self.config.backoff_max, self.config.backoff_base * (2 ** attempt))
@@ -236,6 +395,7 @@ class ChatClient:
         """One chat completion. ``key`` overrides the cache key (e.g. a hash of image references).
 
         ``allow_escalation(prompt_tokens, new_budget)`` may veto the larger-budget retry (budget cap).
+        A call never sent because the client was stopped (``error_kind == "aborted"``) is not cached.
         """
         params = dict(params or {})
         key = key or request_hash(model, messages, params)
@@ -245,9 +405,16 @@ class ChatClient:
                 return hit
         async with self.sem:
             result = await self._complete(model, messages, params, allow_escalation)
-        if self.cache is not None:
+        if self.cache is not None and result.error_kind != "aborted":
             self.cache.put(key, model, messages, params, result, meta)
         return result
+
+    def _fatal(self, model: str, exc: "openai.APIStatusError") -> str:
+        """One line naming the endpoint and the model (never the key)."""
+        url = public_url(self.config.base_url) + "/chat/completions"
+        what = (f"has no model {model!r} (or no such route)" if exc.status_code == 404
+                else f"refused the credentials for model {model!r}")
+        return self._redact(f"{url} {what} (HTTP {exc.status_code}: {_status_message(exc)})")
 
     async def _complete(self, model: str, messages: list, params: dict, allow_escalation=None) -> CallResult:
         res = CallResult(text=None, prompt_tokens=0, completion_tokens=0, reasoning_tokens=0)
@@ -261,54 +428,53 @@ class ChatClient:
                 sent[budget_key] = escalated
             res.params_sent = sent
             await self.limiter.wait()
+            if self.stopped is not None:
+                self._fail(res, "aborted", f"not sent: {self.stopped}")
+                break
             res.attempts += 1
             self.n_requests += 1
             try:
-                completion = await self._sdk.chat.completions.create(model=model, messages=messages, **sent)
-                choice = completion.choices[0] if completion.choices else None
-                if choice is None:
-                    raise _Transient("response has no choices")
+                raw = await self._sdk.chat.completions.with_raw_response.create(
+                    model=model, messages=messages, **sent)
+                reply = parse_completion(raw.content, self.config.max_reply_chars)
             except openai.BadRequestError as exc:
                 if self.policy.learn(model, sent, str(exc)):
                     continue
-                res.error = self._redact(f"BadRequestError: {exc}")
+                self._fail(res, "bad_request", f"BadRequestError: {exc}")
+                break
+            except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
+                kind = "not_found" if exc.status_code == 404 else "auth"
+                self._fail(res, kind, f"{type(exc).__name__} ({exc.status_code}): {exc}")
+                self.stop(self._fatal(model, exc))
                 break
             except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError, openai.APIResponseValidationError,
-                    json.JSONDecodeError, _Transient) as exc:
+                    openai.APIConnectionError, openai.APIResponseValidationError, BadReply) as exc:
                 if transient >= self.config.max_retries:
-                    res.error = self._redact(f"{type(exc).__name__} after {res.attempts} attempts: {exc}")
+                    self._fail(res, _kind(exc), f"{type(exc).__name__} after {res.attempts} attempts: {exc}")
                     break
-                await asyncio.sleep(self.backoff(transient, _retry_after(exc)))
+                await self._pause(self.backoff(transient, _retry_after(exc)))
                 transient += 1
                 continue
             except openai.APIStatusError as exc:
                 if exc.status_code >= 500 or exc.status_code in (408, 409, 425):
                     if transient < self.config.max_retries:
-                        await asyncio.sleep(self.backoff(transient, _retry_after(exc)))
+                        await self._pause(self.backoff(transient, _retry_after(exc)))
                         transient += 1
                         continue
-                res.error = self._redact(f"{type(exc).__name__} ({exc.status_code}): {exc}")
-                break
-            except openai.OpenAIError as exc:
-                res.error = self._redact(f"{type(exc).__name__}: {exc}")
+                self._fail(res, _kind(exc), f"{type(exc).__name__} ({exc.status_code}): {exc}")
                 break
             except Exception as exc:  # noqa: BLE001 - a client must never leak a raw exception
-                res.error = self._redact(f"{type(exc).__name__}: {exc}")
+                self._fail(res, "other", f"{type(exc).__name__}: {exc}")
                 break
-            usage = completion.usage
-            if usage is not None:
-                res.prompt_tokens += usage.prompt_tokens or 0
-                res.completion_tokens += usage.completion_tokens or 0
-                details = getattr(usage, "completion_tokens_details", None)
-                res.reasoning_tokens += (getattr(details, "reasoning_tokens", None) or 0) if details else 0
-            text = (choice.message.content if choice.message else None) or ""
-            res.text, res.finish_reason = text, choice.finish_reason
-            if not text.strip() and choice.finish_reason == "length" and not escalated:
+            res.prompt_tokens += reply.prompt_tokens
+            res.completion_tokens += reply.completion_tokens
+            res.reasoning_tokens += reply.reasoning_tokens
+            res.text, res.finish_reason = reply.text, reply.finish_reason
+            res.note = "; ".join(reply.notes) or None
+            if not reply.text.strip() and reply.finish_reason == "length" and not escalated:
                 current = sent.get(budget_key) or 4096
                 new = min(self.config.max_budget, int(current * self.config.reasoning_retry_factor))
-                last_prompt = (usage.prompt_tokens or 0) if usage is not None else 0
-                if new > current and (allow_escalation is None or allow_escalation(last_prompt, new)):
+                if new > current and (allow_escalation is None or allow_escalation(reply.prompt_tokens, new)):
                     escalated = new
                     continue
             break
@@ -317,3 +483,25 @@ class ChatClient:
         if res.error is not None:
             res.text = None
         return res
+
+
+def _kind(exc: Exception) -> str:
+    if isinstance(exc, (BadReply, openai.APIResponseValidationError)):
+        return "bad_reply"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    if isinstance(exc, openai.RateLimitError):
+        return "rate_limit"
+    code = getattr(exc, "status_code", None)
+    if isinstance(code, int) and code >= 500:
+        return "server"
+    return "http" if code is not None else "other"
+
+
+def _status_message(exc: "openai.APIStatusError") -> str:
+    """The provider's own error message, on one short line."""
+    body = getattr(exc, "body", None)
+    msg = body.get("message") if isinstance(body, dict) else None
+    return " ".join(safe_text(msg or exc.message or "", 200).split())

@@ -6,20 +6,33 @@ writes the call's ``scores`` rows and its ``runner_calls`` marker in one transac
 skips calls whose rows exist, grades stored-but-ungraded responses without paying, and pays only
 for calls with no stored response. Exactly one ``scores`` row per (model, benchmark, subdir,
 instance_id): a runner row is replaced, an ingested row is never overwritten.
+
+Outcome: a call is *answered* (paid, then graded), *failed* (stored with its error and kind, no
+score row, retried by the next run) or *not run* (the run stopped first: ``--max-cost`` reached,
+credentials refused, too many failures in a row). The run's status follows: ``done`` when nothing
+failed, ``partial`` when some calls failed or were not run, ``failed`` when none succeeded,
+``stopped_budget`` when only the budget stopped it. A run whose process died (kill -9, power loss)
+is marked ``interrupted`` by the next run, which finds its pid gone (same host) or its heartbeat
+stale (another host), and resumes where it stopped.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import sys
+import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
+from pathlib import Path
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 
 from eval_runners import registry
 from eval_runners.cache import DuckDBStore
-from eval_runners.client import ChatClient, EndpointConfig, request_hash
+from eval_runners.client import (ERROR_KINDS, ChatClient, EndpointConfig, normalize_base_url, request_hash,
+                                 safe_text)
 from eval_runners.packs import estimate_prompt_tokens, resolve_messages
 from eval_runners.plan import normalize
 from eval_runners.pricing import PriceTable
@@ -46,6 +59,9 @@ class RunOptions:
     skip_unavailable: bool = False
     prices: PriceTable = field(default_factory=PriceTable)
     progress: bool = True
+    max_consecutive_failures: int | None = 10   # stop after this many failed calls in a row (None: never)
+    heartbeat_s: float = 30.0                    # how often a running run says it is alive
+    stale_after_s: float = 180.0                 # a run on another host silent this long is interrupted
 
 
 @dataclass
@@ -58,7 +74,7 @@ class CallUnit:
     messages: list | None = None
     params: dict | None = None
     key: str | None = None
-    state: str = "todo"              # done | stored | todo
+    state: str = "todo"              # done | stored | todo | failed | not_run
     est_prompt: int = 0
     grader: str | None = None
     grader_version: str | None = None
@@ -77,12 +93,17 @@ class RunSummary:
     calls: int = 0
     already_scored: int = 0
     from_stored: int = 0
-    paid_calls: int = 0
-    errors: int = 0
+    paid_calls: int = 0          # calls the endpoint answered in this run
+    failed_calls: int = 0        # calls that ended in an error (stored with it; the next run retries)
+    failures: dict = field(default_factory=dict)     # error kind -> failed calls
     unscorable: int = 0
     grader_errors: int = 0
     rows_written: int = 0
-    not_run: int = 0
+    not_run: int = 0             # calls left because the run stopped (see stop_kind)
+    stop_kind: str | None = None     # budget | endpoint (401/403/404) | failures | None
+    stop_reason: str | None = None   # one line
+    detail: str | None = None        # one line: what failed and why (also in runs.detail)
+    stale_runs: list = field(default_factory=list)   # runs found dead at start and marked interrupted
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -232,23 +253,142 @@ def grade_unit(unit: CallUnit, text: str):
     return rows, "ok", None
 
 
+# ------------------------------------------------------------------------------ run bookkeeping
+def process_start_tick(pid: int) -> str | None:
+    """The start tick of a live process (Linux ``/proc``), None if it is gone, a zombie, or unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    rest = stat.rsplit(")", 1)[-1].split()
+    if len(rest) < 20 or rest[0] in ("Z", "X"):
+        return None
+    return rest[19]
+
+
+def _alive(pid: int, started: str | None) -> bool:
+    """Is process ``pid`` (started at tick ``started``, when known) still running on this host?"""
+    if Path("/proc/self/stat").exists():
+        now = process_start_tick(pid)
+        return now is not None and (started is None or now == started)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def mark_stale_runs(con, model: str, found_by: str, stale_after_s: float = 180.0) -> list[dict]:
+    """Mark ``running`` runs whose process is gone as ``interrupted``; returns what was marked.
+
+    Gone means: on this host, the recorded pid no longer runs (or is another process now); on
+    another host, no heartbeat for ``stale_after_s``; a row from before pids were recorded (the old
+    runner held the write lock for its whole life, so a process that could open the file proves it
+    ended). A run of ``model`` that is still alive blocks this one (it would pay for the same calls).
+    """
+    here, now = socket.gethostname(), _now()
+    rows = con.execute("""SELECT run_id, model, pid, host, pid_started, heartbeat_at FROM runs
+                          WHERE status = 'running' ORDER BY started_at""").fetchall()
+    marked = []
+    for run_id, rmodel, pid, host, pid_started, beat in rows:
+        fresh = beat is not None and (now - beat).total_seconds() < stale_after_s
+        if pid is None:
+            alive = False
+        elif host == here:
+            # the start tick tells a reused pid (e.g. a new container) from the run's own process;
+            # where it is unknown, a silent heartbeat does
+            alive = _alive(pid, pid_started) and (pid_started is not None or fresh)
+        else:
+            alive = fresh
+        if alive:
+            if rmodel == model:
+                seen = f"last heartbeat {beat:%Y-%m-%d %H:%M:%S} UTC" if beat else "no heartbeat yet"
+                raise RunBlocked(f"run {run_id} of model {model!r} is still in progress (pid {pid} on {host}, "
+                                 f"{seen}); wait for it to end or stop it, then rerun")
+            continue
+        where = f"process {pid} on {host}" if pid is not None else "its process (not recorded)"
+        detail = f"{where} ended without finishing (killed or crashed); found by run {found_by}"
+        con.execute("""UPDATE runs SET status = 'interrupted', finished_at = coalesce(heartbeat_at, started_at),
+                              n_paid = (SELECT count(*) FROM responses r WHERE r.run_id = runs.run_id
+                                        AND r.error IS NULL),
+                              n_failed = (SELECT count(*) FROM responses r WHERE r.run_id = runs.run_id
+                                          AND r.error IS NOT NULL),
+                              cost_usd = (SELECT sum(cost_usd) FROM responses r WHERE r.run_id = runs.run_id),
+                              detail = ?
+                       WHERE run_id = ? AND status = 'running'""", [detail, run_id])
+        marked.append({"run_id": run_id, "model": rmodel, "pid": pid, "host": host, "detail": detail})
+    return marked
+
+
 def _start_run(con, run_id, model, creds, opts, summary):
-    con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, NULL, 'running', ?, ?, 0, 0, ?)",
+    con.execute("""INSERT INTO runs (run_id, model, base_url, started_at, finished_at, status, n_planned, n_calls,
+                                     n_paid, n_failed, n_not_run, cost_usd, options, pid, host, pid_started,
+                                     heartbeat_at)
+                   VALUES (?, ?, ?, ?, NULL, 'running', ?, ?, 0, 0, 0, 0, ?, ?, ?, ?, ?)""",
                 [run_id, model, public_url(creds.base_url) if creds else None, _now(), summary.plan_rows,
                  summary.calls, json.dumps({"concurrency": opts.concurrency, "rate_limit": opts.rate_limit,
                                             "max_cost": opts.max_cost, "vision": opts.vision,
-                                            "prices": opts.prices.as_dict()})])
+                                            "prices": opts.prices.as_dict()}),
+                 os.getpid(), socket.gethostname(), process_start_tick(os.getpid()), _now()])
 
 
 def _finish_run(con, run_id, summary):
-    con.execute("UPDATE runs SET finished_at = ?, status = ?, n_paid = ?, cost_usd = ? WHERE run_id = ?",
-                [_now(), summary.status, summary.paid_calls, summary.cost_usd, run_id])
+    con.execute("""UPDATE runs SET finished_at = ?, status = ?, n_paid = ?, n_failed = ?, n_not_run = ?,
+                                   cost_usd = ?, detail = ?, heartbeat_at = ? WHERE run_id = ?""",
+                [_now(), summary.status, summary.paid_calls, summary.failed_calls, summary.not_run,
+                 summary.cost_usd, summary.detail, _now(), run_id])
+
+
+class _Heartbeat:
+    """Keeps ``runs.heartbeat_at`` fresh while a run works (at most one write per ``every`` seconds)."""
+
+    def __init__(self, con, run_id, every):
+        self.con, self.run_id, self.every = con, run_id, every
+        self.last = time.monotonic()
+
+    def beat(self, force=False):
+        if force or time.monotonic() - self.last >= self.every:
+            self.con.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", [_now(), self.run_id])
+            self.last = time.monotonic()
+
+    async def loop(self):
+        while True:
+            await asyncio.sleep(self.every)
+            self.beat(force=True)
+
+
+def outcome(summary: RunSummary) -> tuple[str, str | None]:
+    """(status, one-line detail) of a finished run; see the module doc."""
+    parts = []
+    attempted = summary.paid_calls + summary.failed_calls
+    if summary.failed_calls:
+        why = ", ".join(f"{n} {ERROR_KINDS.get(k, k)}" for k, n in sorted(summary.failures.items(),
+                                                                           key=lambda kv: -kv[1]))
+        parts.append(f"{summary.failed_calls} of {attempted} call(s) failed: {why}")
+    if summary.grader_errors:
+        parts.append(f"{summary.grader_errors} grader error(s)")
+    if summary.not_run:
+        parts.append(f"{summary.not_run} call(s) not run: {summary.stop_reason}")
+    detail = "; ".join(parts) or None
+    problems = summary.failed_calls + summary.grader_errors
+    if summary.stop_kind == "budget" and not problems:
+        return "stopped_budget", detail
+    if not problems and not summary.not_run:
+        return "done", detail
+    succeeded = summary.paid_calls + summary.from_stored - summary.grader_errors
+    return ("partial" if succeeded > 0 else "failed"), detail
 
 
 def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = None,
              options: RunOptions | None = None, console=None) -> RunSummary:
     """Run ``model`` on ``plan_rows`` (see module doc). Raises :class:`RunBlocked` before any call
     when a requirement is unmet (unless ``skip_unavailable``, which drops and reports those calls)."""
+    if not isinstance(model, str) or not model.strip() or model != model.strip():
+        raise ValueError(f"model name must be non-empty with no surrounding spaces, got {model!r}")
     opts = options or RunOptions()
     creds = credentials or Credentials(None, None)
     plan_rows = normalize(plan_rows)
@@ -265,9 +405,15 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
     if to_pay and opts.max_cost is not None and price is None:
         reasons.setdefault(f"--max-cost needs a price for model {model!r} (--prices FILE)", []).extend(
             u.label for u in to_pay[:3])
-    if to_pay and not opts.dry_run and not creds.base_url:
-        reasons.setdefault("no endpoint: pass --base-url or set BASE_URL (env or .env)", []).extend(
-            u.label for u in to_pay[:3])
+    if to_pay and not opts.dry_run:
+        if not creds.base_url:
+            reasons.setdefault("no endpoint: pass --base-url or set BASE_URL (env or .env)", []).extend(
+                u.label for u in to_pay[:3])
+        else:
+            try:
+                normalize_base_url(creds.base_url)
+            except ValueError as exc:
+                reasons.setdefault(redact(exc, creds.api_key), []).extend(u.label for u in to_pay[:3])
     if reasons and not opts.skip_unavailable:
         raise RunBlocked("cannot run this plan; nothing was called:\n" + _format_reasons(reasons))
     summary.skipped = {k: len(v) for k, v in reasons.items()}
@@ -284,19 +430,23 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
         summary.status = "dry_run"
         return summary
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    summary.stale_runs = mark_stale_runs(con, model, run_id, opts.stale_after_s)
     summary.run_id = run_id
     summary.status = "running"
     _start_run(con, run_id, model, creds, opts, summary)
     mark_pending(con, {u.benchmark for u in units})     # the lake follows scores (ingest.lake)
     try:
         asyncio.run(_execute(con, model, run_id, units, creds, opts, summary, console))
-        summary.not_run = sum(1 for u in units if u.state == "todo")
-        if summary.status == "running":
-            summary.status = "done"
-    except BaseException:
-        summary.status = "failed"
+    except BaseException as exc:
+        interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+        summary.status = "interrupted" if interrupted else "failed"
+        summary.detail = "stopped by the user" if interrupted else \
+            safe_text(redact(f"{type(exc).__name__}: {exc}", creds.api_key), 500)
+        summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
         _finish_run(con, run_id, summary)
         raise
+    summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
+    summary.status, summary.detail = outcome(summary)
     _finish_run(con, run_id, summary)
     sync_lake(con)
     return summary
@@ -308,19 +458,27 @@ async def _execute(con, model, run_id, units, creds, opts, summary, console):
     key = creds.api_key
     progress = _Progress(len(units), opts.progress, console)
     progress.advance(summary.already_scored, summary.cost_usd)
+    heartbeat = _Heartbeat(con, run_id, opts.heartbeat_s)
+    beating = asyncio.create_task(heartbeat.loop())
+    try:
+        await _work(con, model, run_id, units, creds, opts, summary, store, price, key, progress, heartbeat)
+    finally:
+        beating.cancel()
+        progress.close()
 
-    def apply(unit, text):
-        rows, status, detail = grade_unit(unit, text)
-        return rows, status, detail
+
+async def _work(con, model, run_id, units, creds, opts, summary, store, price, key, progress, heartbeat):
+    failures: Counter = Counter()
 
     async def grade_and_write(unit, text):
-        rows, status, detail = await asyncio.to_thread(apply, unit, text)
-        summary.rows_written += write_grades(con, model, run_id, unit, rows, status, detail)
+        rows, status, detail = await asyncio.to_thread(grade_unit, unit, text)
+        summary.rows_written += write_grades(con, model, run_id, unit, rows, status,
+                                             safe_text(detail, 500) if detail else None)
         if status == "unscorable":
             summary.unscorable += 1
         elif status == "grader_error":
             summary.grader_errors += 1
-            summary.error_samples.append(f"{unit.label}: grader error: {detail}")
+            summary.error_samples.append(safe_text(f"{unit.label}: grader error: {detail}", 300))
         unit.state = "done"
 
     # 1. stored but ungraded: free
@@ -329,22 +487,28 @@ async def _execute(con, model, run_id, units, creds, opts, summary, console):
         await grade_and_write(u, hit.text)
         summary.from_stored += 1
         progress.advance(1, summary.cost_usd)
+        heartbeat.beat()
 
     todo = [u for u in units if u.state == "todo"]
     if not todo:
-        progress.close()
         return
     cfg = EndpointConfig(creds.base_url, api_key=key, concurrency=opts.concurrency,
                          rate_limit=opts.rate_limit, timeout=opts.timeout, max_retries=opts.max_retries,
                          backoff_base=opts.backoff_base, backoff_max=opts.backoff_max)
     reserved = 0.0
+    streak = 0                       # failed calls in a row
     slots = asyncio.Semaphore(opts.concurrency)
 
     def upper(prompt_tokens, completion_tokens):
         return price.cost(prompt_tokens, completion_tokens) if price else 0.0
 
+    def stop(client, kind, reason):
+        if summary.stop_kind is None:
+            summary.stop_kind, summary.stop_reason = kind, reason
+        client.stop(reason)
+
     async def one(client, unit, reservation):
-        nonlocal reserved
+        nonlocal reserved, streak
         extra = 0.0
 
         def allow(prompt_tokens, new_budget):
@@ -366,33 +530,49 @@ async def _execute(con, model, run_id, units, creds, opts, summary, console):
         finally:
             reserved -= reservation + extra
             slots.release()
-        summary.paid_calls += 1
         summary.prompt_tokens += res.prompt_tokens or 0
         summary.completion_tokens += res.completion_tokens or 0
         if res.cost_usd is None:
             summary.cost_known = False
         else:
             summary.cost_usd = round(summary.cost_usd + res.cost_usd, 12)
-        if not res.ok:
-            summary.errors += 1
-            summary.error_samples.append(f"{unit.label}: {redact(res.error, key)}"[:300])
+        if res.error_kind == "aborted":          # never sent: the run was stopping
+            unit.state = "not_run"
+        elif not res.ok:
+            unit.state = "failed"
+            summary.failed_calls += 1
+            failures[res.error_kind or "other"] += 1
+            summary.failures = dict(failures)
+            summary.error_samples.append(safe_text(f"{unit.label}: {redact(res.error, key)}", 300))
+            streak += 1
+            if client.stopped:
+                stop(client, "endpoint", client.stopped)
+            elif opts.max_consecutive_failures and streak >= opts.max_consecutive_failures:
+                stop(client, "failures", f"{streak} calls in a row failed (last: "
+                                         f"{ERROR_KINDS.get(res.error_kind, res.error_kind)}); stopped calling")
         else:
+            streak = 0
+            summary.paid_calls += 1
             await grade_and_write(unit, res.text)
         progress.advance(1, summary.cost_usd)
+        heartbeat.beat()
 
     tasks = []
     async with ChatClient(cfg, opts.prices, cache=store) as client:
         for unit in todo:
             await slots.acquire()
+            if summary.stop_kind is not None:
+                slots.release()
+                break
             reservation = upper(unit.est_prompt, unit.params.get("max_tokens", 0))
             if opts.max_cost is not None and summary.cost_usd + reserved + reservation > opts.max_cost:
                 slots.release()
-                summary.status = "stopped_budget"
+                summary.stop_kind = "budget"
+                summary.stop_reason = f"--max-cost ${opts.max_cost:g} reached"
                 break
             reserved += reservation
             tasks.append(asyncio.create_task(one(client, unit, reservation)))
         await asyncio.gather(*tasks)
-    progress.close()
 
 
 class _Progress:

@@ -50,7 +50,10 @@ def _closest_model(name: str, known: set[str]) -> str | None:
     return close[0] if close else None
 
 
-def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
+def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) -> list[Anomaly]:
+    """``imported``: the rows come from ``pace import`` (usually one model's harness output), so
+    "models missing from a leaf" is not asked; instead imported ids that the leaf's other rows do
+    not know are reported (a wrong ``id`` in the map is the likely cause)."""
     con.execute(_FILE_ROWS)
     con.execute(_TREE_FILES)
     out: list[Anomaly] = []
@@ -73,8 +76,11 @@ def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
                 out.append(Anomaly("unknown_model", _short(paths, 3),
                                    f"file name {model!r} is not a known model (no source rows){hint}"))
 
+    if imported:
+        out += _unknown_ids(con)
+
     # Known models without a file in a leaf.
-    rows = con.execute("""
+    rows = [] if imported else con.execute("""
         WITH leaves AS (SELECT DISTINCT benchmark, subdir FROM tree_file_rows),
              present AS (SELECT DISTINCT benchmark, subdir, model FROM tree_file_rows)
         SELECT l.benchmark, l.subdir, list(k.model ORDER BY k.model)
@@ -147,6 +153,22 @@ def find_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
             out.append(Anomaly("duplicate_ids", path, f"{dups} repeated row(s) dropped ({policy} occurrence kept)"))
         if nulls:
             out.append(Anomaly("null_scores", path, f"{nulls} empty or non-numeric score(s) stored as NULL"))
+    # Collapsed cells (sql/016_collapsed_cells.sql): a model at ~0 on a cell the others mostly solve, or a
+    # file listing only failed instances. The default method's ability leaves them out; compat keeps them.
+    rows = con.execute("""
+        SELECT c.model, c.benchmark, c.subdir, c.facet, c.reason, c.mean, c.others_median, c.n_rows, c.n_instances
+        FROM collapsed_cells AS c
+        SEMI JOIN (SELECT DISTINCT model, benchmark, subdir FROM tree_file_rows) AS t
+          USING (model, benchmark, subdir)
+        ORDER BY c.reason, c.benchmark, c.subdir, c.facet, c.model""").fetchall()
+    for model, benchmark, subdir, facet, reason, mean, others, n_rows, n_instances in rows:
+        where = _leaf(benchmark, subdir) + (f" [{facet}]" if facet else "")
+        if reason == "failures_only":
+            detail = f"{model}: lists only failed instances ({n_rows} of {n_instances}, all 0)"
+        else:
+            detail = (f"{model}: mean {mean:.1%} while the other models' median is {others:.1%} "
+                      "(a harness or answer-format failure?)")
+        out.append(Anomaly(f"collapsed_{reason}", where, detail + "; left out of the ability scale"))
     return out
 
 
@@ -157,3 +179,25 @@ def summarise(con: duckdb.DuckDBPyConnection) -> tuple[int, list[str], list[str]
                count(DISTINCT (benchmark, subdir))
         FROM tree_file_rows""").fetchone()
     return int(row[0]), row[1] or [], row[2] or [], row[3]
+
+
+def _unknown_ids(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
+    """Imported leaves whose ids are not all among the ids other files already hold for the leaf."""
+    rows = con.execute(f"""
+        WITH mine AS (SELECT DISTINCT benchmark, subdir, instance_id FROM scores
+                      WHERE source_ref IN (SELECT path FROM tree_file_rows)),
+        others AS (
+            SELECT DISTINCT s.benchmark, s.subdir, s.instance_id FROM scores s
+            SEMI JOIN (SELECT DISTINCT benchmark, subdir FROM mine) l USING (benchmark, subdir)
+            WHERE s.source_ref NOT IN (SELECT path FROM tree_files)),
+        known AS (SELECT benchmark, subdir, count(*) AS n FROM others GROUP BY ALL)
+        SELECT m.benchmark, m.subdir, count(*), count(*) FILTER (WHERE o.instance_id IS NULL), any_value(k.n),
+               list(m.instance_id ORDER BY m.instance_id) FILTER (WHERE o.instance_id IS NULL)
+        FROM mine m JOIN known k USING (benchmark, subdir)
+        LEFT JOIN others o USING (benchmark, subdir, instance_id)
+        GROUP BY ALL HAVING count(*) FILTER (WHERE o.instance_id IS NULL) > 0
+        ORDER BY ALL""").fetchall()
+    return [Anomaly("unknown_ids", _leaf(benchmark, subdir),
+                    f"{n_new} of {n_mine} imported ids are not among the {n_known} ids the leaf already holds "
+                    f"(e.g. {_short(list(new_ids), 3)}): check `id` in the map", items=list(new_ids))
+            for benchmark, subdir, n_mine, n_new, n_known, new_ids in rows]

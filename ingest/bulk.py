@@ -13,6 +13,7 @@ byte-level facts decide how it is read:
 * ``reference``: a legacy ``id,score`` file (column swap detection), mixed line endings, or bytes
   that fail a check: the per-file parser :func:`ingest.csvfile.read_rows` reads it, which either
   raises the ``file:line`` error or returns the rows.
+* ``parsed``: rows a harness importer already read and resolved (``pace import``): taken as they are.
 
 After DuckDB's reader, every file's row count must equal its line count less the header; a file
 that differs (blank lines, a quoted line break), an empty id, or a batch DuckDB's strict reader
@@ -76,7 +77,7 @@ class Probe:
     sha256: str
     size: int
     mtime_ns: int
-    route: str = ""        # fast | careful | reference ('' = not classified)
+    route: str = ""        # fast | careful | reference | parsed ('' = not classified)
     layout: str = ""       # the header as written: 'id,score,metric_name' or 'id,score'
     n_lines: int = 0       # lines, the header included
 
@@ -127,11 +128,13 @@ class FileRows:
 class BatchReader:
     """Reads batches of files (global index ``fi`` into ``names``) into one Arrow table each.
 
-    ``names`` are the files as errors should name them; ``paths`` where they are on disk."""
+    ``names`` are the files as errors should name them; ``paths`` where they are on disk;
+    ``parsers[fi]`` (route ``parsed``) gives the rows of a unit that was read already."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, names: list[str], paths: list[Path], probes: list[Probe],
-                 leaf_of: list[int], duplicates: str):
+                 leaf_of: list[int], duplicates: str, parsers: list | None = None):
         self.con, self.names, self.paths, self.probes = con, names, paths, probes
+        self.parsers = parsers or [None] * len(names)
         self.leaf_of = np.asarray(leaf_of, np.int32)
         self.duplicates = duplicates
         self.layouts: dict[int, str] = {}        # fi -> layout, for files the per-file parser read
@@ -150,6 +153,9 @@ class BatchReader:
             self.seconds += time.perf_counter() - started
 
     def _read(self, batch: list[int]) -> tuple[pa.Table, dict[int, FileRows]]:
+        done = [fi for fi in batch if self.probes[fi].route == "parsed"]
+        if done:
+            batch = [fi for fi in batch if self.probes[fi].route != "parsed"]
         reference = {fi for fi in batch if self.probes[fi].route == "reference"}
         parts: list[pa.Table] = []
         for route in ("fast", "careful"):
@@ -168,7 +174,18 @@ class BatchReader:
         parts += [self._reference(fi) for fi in sorted(reference)]
         rows = pa.concat_tables(parts) if parts else ROWS_SCHEMA.empty_table()
         self._check_unchanged(batch)
-        return self._resolve(rows, batch)
+        rows, info = self._resolve(rows, batch)
+        if done:
+            parsed = [self._parsed_rows(fi, info) for fi in done]
+            rows = pa.concat_tables([rows, *parsed])
+        return rows, info
+
+    def _parsed_rows(self, fi: int, info: dict[int, FileRows]) -> pa.Table:
+        pf = self.parsers[fi]()
+        res = Resolved(pf.table, pf.n_duplicates, pf.n_runs, pf.run_means, pf.conflicting_ids)
+        self.layouts[fi] = pf.layout
+        info[fi] = self._file_rows(fi, pf.table, res)
+        return pa.table([pa.array(np.full(pf.table.num_rows, fi, np.int32)), *pf.table.columns], schema=ROWS_SCHEMA)
 
     def _duckdb(self, todo: list[int], route: str) -> tuple[pa.Table | None, set[int]]:
         files = [str(self.paths[fi]) for fi in todo]

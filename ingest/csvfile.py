@@ -159,19 +159,21 @@ class Resolved:
     conflicting_ids: list = None
 
 
-def resolve_duplicates(name: str, table: pa.Table, duplicates: str = "first") -> Resolved:
+def resolve_duplicates(name: str, table: pa.Table, duplicates: str = "first",
+                       line_of=lambda row: row + 2) -> Resolved:
     """Keep one row per instance id (``first`` or ``last`` in file order) or raise for ``error``;
-    tell whole repeated runs and conflicting repeats apart."""
+    tell whole repeated runs and conflicting repeats apart. ``line_of(row)`` is the line an error
+    about row ``row`` (0-based) points at."""
     n_rows = table.num_rows
     if pc.count_distinct(table.column("instance_id")).as_py() == n_rows:
         return Resolved(table, 0, 1, [], [])
     n_runs, run_means = repeated_runs(table)
     conflicts = conflicting_ids(table)
     if duplicates == "error":
-        line = _first_repeat(table) + 2
-        raise IngestError(name, f"id {table.column('instance_id')[line - 2].as_py()!r} repeats an earlier id"
+        row = _first_repeat(table)
+        raise IngestError(name, f"id {table.column('instance_id')[row].as_py()!r} repeats an earlier id"
                           + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
-                          + "; --duplicates first|last chooses which row to keep", line=line)
+                          + "; --duplicates first|last chooses which row to keep", line=line_of(row))
     kept = _occurrences(table, last=duplicates == "last")
     return Resolved(kept, n_rows - kept.num_rows, n_runs, run_means, conflicts)
 
@@ -181,8 +183,17 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
 
     ``duplicates``: which row of a repeated id to keep (``first``, ``last``) or ``error``."""
     layout, rows = read_rows(name, data)
-    res = resolve_duplicates(name, rows, duplicates)
-    return ParsedFile(sha256=sha256_of(data), layout=layout, table=res.table, n_duplicates=res.n_duplicates,
+    return finish_rows(name, sha256_of(data), layout, rows, duplicates)
+
+
+def finish_rows(name: str, sha256: str, layout: str, table: pa.Table, duplicates: str = "first",
+                line_of=lambda row: row + 2) -> ParsedFile:
+    """Apply the repeated-id policy to parsed rows (``instance_id`` string, ``score`` float64 with NULL
+    for no usable score, ``metric_name``) and count what was dropped. Every reader of score rows (the
+    per-file CSV parser, the harness importers; :mod:`ingest.bulk` through :func:`resolve_duplicates`)
+    ends here, so repeated ids are handled and reported alike."""
+    res = resolve_duplicates(name, table, duplicates, line_of)
+    return ParsedFile(sha256=sha256, layout=layout, table=res.table, n_duplicates=res.n_duplicates,
                       n_null_scores=res.table.column("score").null_count, n_runs=res.n_runs,
                       run_means=res.run_means, conflicting_ids=res.conflicting_ids)
 

@@ -2,7 +2,8 @@
 
 Order of work, so that bad input leaves the database and the lake exactly as they were:
 1. discover and hash every file (unchanged sha256 -> no-op for that file); the bytes of a new or
-   changed file also say how it is read (:func:`ingest.bulk.probe`), and are not kept;
+   changed file also say how it is read (:func:`ingest.bulk.probe`), and are not kept
+   (``pace import`` arrives here with its units already parsed: :func:`load_units`);
 2. one transaction: remove exactly the replaced files' rows, then batch by batch (whole files, in
    the storage order of :func:`_storage_order`) let DuckDB's parallel CSV reader parse the files, check them (a bad file stops
    everything with ``file:line``), resolve repeated ids, insert the rows, and hand the rows of
@@ -24,15 +25,17 @@ import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
 
 from ingest.anomalies import find_anomalies, summarise
 from ingest.bulk import BatchReader, FileRows, Probe, batches, probe
-from ingest.csvfile import DUPLICATE_POLICIES
+from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
 from ingest.lake import (lake_benchmarks, lake_of, mark_pending, pending, remember_lake, staging_folder, swap_lake,
                          write_lake)
@@ -60,7 +63,7 @@ def _resolve_models(files: list[ScoreFile], aliases: dict[str, str]) -> dict[str
 MODEL_BLOCK_BYTES = 32 << 20
 
 
-def _storage_order(todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str]) -> list[tuple[ScoreFile, Probe]]:
+def _storage_order(todo: list[Unit], model_of: dict[str, str]) -> list[Unit]:
     """The order rows are inserted in: blocks of consecutive models (by name, about
     :data:`MODEL_BLOCK_BYTES` of CSV each, ~1 M rows), leaf by leaf inside a block.
 
@@ -69,16 +72,15 @@ def _storage_order(todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str]
     groups instead of all of them at 10^8 rows), while each row group still holds few leaves, so
     instance ids compress as well as leaf by leaf (model by model costs ~50% more space)."""
     size: dict[str, int] = {}
-    for sf, pr in todo:
-        size[model_of[sf.rel]] = size.get(model_of[sf.rel], 0) + pr.size
+    for u in todo:
+        size[model_of[u.sf.rel]] = size.get(model_of[u.sf.rel], 0) + u.probe.size
     block, filled, k = {}, 0, 0
     for model in sorted(size):
         if filled and filled + size[model] > MODEL_BLOCK_BYTES:
             k, filled = k + 1, 0
         block[model] = k
         filled += size[model]
-    return sorted(todo, key=lambda item: (block[model_of[item[0].rel]], item[0].benchmark, item[0].subdir,
-                                          model_of[item[0].rel]))
+    return sorted(todo, key=lambda u: (block[model_of[u.sf.rel]], u.sf.benchmark, u.sf.subdir, model_of[u.sf.rel]))
 
 
 def _check_mixing(con, root: Path, tree: str, synthetic: bool) -> None:
@@ -98,71 +100,115 @@ def _check_mixing(con, root: Path, tree: str, synthetic: bool) -> None:
                       "its own demo_warehouse/)")
 
 
+@dataclass
+class Unit:
+    """One score file's worth of rows, as ``score_files`` records it: a CSV file of a results tree,
+    or one leaf of a harness file that ``pace import`` reads (see :mod:`ingest.harness`).
+
+    ``sha256`` is the source file's; ``mapping`` (imports only) the map entry that turned it into
+    rows, so an unchanged file under a changed map is read again. A CSV file carries its ``probe``
+    and is read in bulk (:mod:`ingest.bulk`); an imported leaf carries ``parse``, called only when
+    the unit is new or changed."""
+    sf: ScoreFile
+    sha256: str
+    parse: Callable[[], ParsedFile] | None = None
+    mapping: str | None = None
+    probe: Probe | None = None
+
+
+def check_duplicates_policy(duplicates: str, where: str) -> None:
+    if duplicates not in DUPLICATE_POLICIES:
+        raise IngestError(where, f"--duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, "
+                          f"not {duplicates!r}")
+
+
 def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: str | os.PathLike | None = None, *,
                 prune: bool = False, strict: bool = False, progress=None, duplicates: str = "first") -> IngestReport:
     """Ingest the results tree at ``root``. ``progress`` is a callable(advance:int) or None.
 
     ``lake`` defaults to the warehouse's lake (:func:`ingest.lake.lake_of`). ``duplicates`` says
     which row of a repeated id is kept: ``first`` (published), ``last``, or ``error``."""
-    if duplicates not in DUPLICATE_POLICIES:
-        raise IngestError(str(root), f"--duplicates must be one of {', '.join(DUPLICATE_POLICIES)}, "
-                          f"not {duplicates!r}")
+    check_duplicates_policy(duplicates, str(root))
     started = time.perf_counter()
     root = Path(root)
-    lake = Path(lake) if lake is not None else lake_of(con)
     files = discover(root)
     if not files:
         raise IngestError(str(root), "no score files (<benchmark>/[<subdir>/]<Model>.csv) in this directory")
-    tree, synthetic = tree_identity(root), is_synthetic_tree(root)
-    report = IngestReport(root=str(root), files=len(files), tree=tree, synthetic=synthetic)
-    _check_mixing(con, root, tree, synthetic)
+    report = IngestReport(root=str(root), files=len(files), tree=tree_identity(root),
+                          synthetic=is_synthetic_tree(root))
+    known = {p for (p,) in con.execute("SELECT path FROM score_files").fetchall()}
 
-    aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
-    model_of = _resolve_models(files, aliases)
-    stored = {r[0]: r[1:] for r in con.execute("""
-        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
-        SELECT f.path, f.sha256, f.model, f.tree, f.n_rows, coalesce(f.duplicates, 'first'), f.n_duplicates,
-               coalesce(p.n, 0)
-        FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
-
-    def look(sf: ScoreFile) -> Probe:     # classify only bytes that differ from what is stored
-        return probe(sf.path, classify=stored.get(sf.rel, (None,))[0] is None)
+    def look(sf: ScoreFile) -> Probe:     # classify only the bytes of files not stored yet
+        return probe(sf.path, classify=sf.rel not in known)
 
     with report.timed("hash"), ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         probes = list(pool.map(look, files))
-    todo: list[tuple[ScoreFile, Probe]] = []
+    units = [Unit(sf, pr.sha256, probe=pr) for sf, pr in zip(files, probes)]
+    return load_units(con, units, report, lake, prune=prune, strict=strict, progress=progress,
+                      duplicates=duplicates, started=started)
+
+
+def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: IngestReport,
+               lake: str | os.PathLike | None = None, *, prune: bool = False, strict: bool = False, progress=None,
+               duplicates: str = "first", started: float | None = None) -> IngestReport:
+    """Store the units of one tree (``report.tree``) with every guarantee of ``pace ingest``: unchanged
+    units are no-ops, changed ones replace exactly their rows, all or nothing, anomalies reported,
+    provenance recorded, the lake kept equal to ``scores``. ``report`` arrives with the tree's identity
+    (and any anomalies the reader found) and is returned filled in."""
+    started = time.perf_counter() - report.seconds if started is None else started
+    root, tree, synthetic = Path(report.root), report.tree, report.synthetic
+    lake = Path(lake) if lake is not None else lake_of(con)
+    _check_mixing(con, root, tree, synthetic)
+
+    aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
+    model_of = _resolve_models([u.sf for u in units], aliases)
+    stored = {r[0]: r[1:] for r in con.execute("""
+        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+        SELECT f.path, f.sha256, f.model, f.tree, f.n_rows, coalesce(f.duplicates, 'first'), f.n_duplicates,
+               coalesce(p.n, 0), f.mapping
+        FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
+
+    todo: list[Unit] = []
     adopted: list[str] = []
-    for sf, pr in zip(files, probes):
+    for unit in units:
+        sf, digest = unit.sf, unit.sha256
         if sf.rel not in stored:
             report.files_new += 1
-            todo.append((sf, pr))
+            todo.append(unit)
             continue
-        sha, model, old_tree, n_rows, policy, n_dups, present = stored[sf.rel]
+        sha, model, old_tree, n_rows, policy, n_dups, present, mapping = stored[sf.rel]
+        same = sha == digest and model == model_of[sf.rel] and mapping == unit.mapping
         if old_tree is not None and old_tree != tree:
             report.anomalies.append(Anomaly("other_tree", sf.rel, f"was ingested from {old_tree}; "
                                             "this tree's file replaces it"))
-        elif sha == pr.sha256 and model == model_of[sf.rel] and present != n_rows:
+        elif same and present != n_rows:
             report.files_reloaded += 1
             report.anomalies.append(Anomaly("reloaded_rows", sf.rel, f"{n_rows - present} of its {n_rows} rows "
                                             "were missing from scores (deleted outside ingest): reloaded"))
-            todo.append((sf, pr))
+            todo.append(unit)
             continue
-        elif sha == pr.sha256 and model == model_of[sf.rel] and (n_dups == 0 or policy == duplicates):
+        elif same and (n_dups == 0 or policy == duplicates):
             if old_tree is None:
                 adopted.append(sf.rel)
             continue
         report.files_changed += 1
-        todo.append((sf, pr))
-    report.files_unchanged = len(files) - len(todo)
-    todo = _storage_order([(sf, pr if pr.route else probe(sf.path)) for sf, pr in todo], model_of)
+        todo.append(unit)
+    report.files_unchanged = len(units) - len(todo)
+    for u in todo:
+        if u.probe is None:            # already parsed (pace import): nothing to read from disk
+            u.probe = Probe(u.sha256, 0, 0, route="parsed")
+        elif not u.probe.route:        # stored with other bytes: classify them now
+            u.probe = probe(u.sf.path)
+    todo = _storage_order(todo, model_of)
     if progress and report.files_unchanged:
         progress(report.files_unchanged)
+    mapping_of = {u.sf.rel: u.mapping for u in units}
 
-    current = {sf.rel for sf in files}
+    current = {u.sf.rel for u in units}
     disappeared = sorted(p for p, info in stored.items() if info[2] == tree and p not in current)
     report.files_disappeared = len(disappeared)
 
-    rewritten = [sf.rel for sf, _ in todo]
+    rewritten = [u.sf.rel for u in todo]
     staging = staging_folder(lake)
     recorded_at = datetime.now().replace(microsecond=0)
     lake_rows: RowsLakeWriter | None = None
@@ -183,7 +229,7 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         if adopted:
             con.execute("UPDATE score_files SET tree = ?, synthetic = ? WHERE path IN (SELECT unnest(?::VARCHAR[]))",
                         [tree, synthetic, adopted])
-        new_benchmarks = {sf.benchmark for sf, _ in todo}
+        new_benchmarks = {u.sf.benchmark for u in todo}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
         # Benchmarks that only gain rows (no file of theirs replaced or reloaded, a partition on disk
@@ -191,11 +237,11 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
         appending = ((new_benchmarks & kept) - affected - set(pending(con))) & lake_benchmarks(lake)
         staging.mkdir(parents=True)
         lake_rows = RowsLakeWriter(staging, fresh | appending,
-                                   [(sf.benchmark, model_of[sf.rel], sf.subdir, sf.rel) for sf, _ in todo],
+                                   [(u.sf.benchmark, model_of[u.sf.rel], u.sf.subdir, u.sf.rel) for u in todo],
                                    recorded_at)
         if todo:
             runs_replaced = _load(con, todo, model_of, report, recorded_at, tree, synthetic, duplicates, lake_rows,
-                                  progress)
+                                  progress, mapping_of)
             appending -= runs_replaced
             affected |= new_benchmarks
         report.files_pruned = len(disappeared) if prune else 0
@@ -204,7 +250,7 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
         with report.timed("anomalies"):
-            report.anomalies += find_anomalies(con)
+            report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:
             raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n  "
                               + "\n  ".join(str(a) for a in report.anomalies))
@@ -233,24 +279,24 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
     return report
 
 
-def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], report: IngestReport,
+def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
           recorded_at: datetime, tree: str, synthetic: bool, duplicates: str, lake_rows: RowsLakeWriter,
-          progress) -> set[str]:
+          progress, mapping_of: dict[str, str | None]) -> set[str]:
     """Read, check and insert the files of ``todo`` batch by batch (inside the caller's transaction).
     Returns the benchmarks where file rows replaced rows of runs."""
     leaves: dict[tuple[str, str], int] = {}
-    leaf_of = [leaves.setdefault((sf.benchmark, sf.subdir), len(leaves)) for sf, _ in todo]
+    leaf_of = [leaves.setdefault((u.sf.benchmark, u.sf.subdir), len(leaves)) for u in todo]
     # The reader has its own connection (a cursor: the same database, outside this transaction) so the
     # next batch is parsed while this one is inserted.
     reader_con = con.cursor()
-    reader = BatchReader(reader_con, [str(sf.path) for sf, _ in todo], [sf.path for sf, _ in todo],
-                         [pr for _, pr in todo], leaf_of, duplicates)
+    reader = BatchReader(reader_con, [str(u.sf.path) for u in todo], [u.sf.path for u in todo],
+                         [u.probe for u in todo], leaf_of, duplicates, parsers=[u.parse for u in todo])
     meta = pa.table({
         "fi": pa.array(range(len(todo)), pa.int32()),
-        "path": [sf.rel for sf, _ in todo],
-        "model": [model_of[sf.rel] for sf, _ in todo],
-        "benchmark": [sf.benchmark for sf, _ in todo],
-        "subdir": [sf.subdir for sf, _ in todo],
+        "path": [u.sf.rel for u in todo],
+        "model": [model_of[u.sf.rel] for u in todo],
+        "benchmark": [u.sf.benchmark for u in todo],
+        "subdir": [u.sf.subdir for u in todo],
     })
     con.register("incoming_meta", meta)
     try:
@@ -292,9 +338,9 @@ def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], re
                               "model_aliases)")
     files = pa.table({
         "path": meta.column("path"),
-        "sha256": [pr.sha256 for _, pr in todo],
+        "sha256": [u.sha256 for u in todo],
         "model": meta.column("model"),
-        "file_model": [sf.file_model for sf, _ in todo],
+        "file_model": [u.sf.file_model for u in todo],
         "benchmark": meta.column("benchmark"),
         "subdir": meta.column("subdir"),
         "n_rows": pa.array([info[i].n_rows for i in range(len(todo))], pa.int64()),
@@ -311,6 +357,7 @@ def _load(con, todo: list[tuple[ScoreFile, Probe]], model_of: dict[str, str], re
         "conflicting_ids": pa.array([(info[i].resolved.conflicting_ids or None) if info[i].resolved else None
                                      for i in range(len(todo))], pa.list_(pa.string())),
         "ids_hash": pa.array([info[i].ids_hash for i in range(len(todo))], pa.uint64()),
+        "mapping": pa.array([mapping_of.get(u.sf.rel) for u in todo], pa.string()),
     })
     con.register("incoming_file_rows", files)
     try:

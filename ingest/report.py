@@ -11,6 +11,7 @@ class Anomaly:
     kind: str        # unknown_model | missing_from_leaf | differing_ids | target_rows_differ | out_of_range
                      # | duplicate_ids | repeated_runs | conflicting_duplicates | null_scores
                      # | disappeared_file | replaced_rows | reloaded_rows | other_tree
+                     # | incomplete_log (pace import inspect: the log did not finish)
     where: str       # a leaf 'benchmark[/subdir]' or a file path
     message: str
     items: list[str] | None = None     # the full list behind the message, when it is one (--json)
@@ -22,6 +23,7 @@ class Anomaly:
 @dataclass
 class IngestReport:
     root: str
+    source: str = "tree"               # what was read: a results tree, 'lm-eval samples', 'inspect log'
     tree: str = ""                     # the root as provenance records it (absolute)
     synthetic: bool = False            # the tree carries the SYNTHETIC marker
     files: int = 0
@@ -40,6 +42,7 @@ class IngestReport:
     benchmarks: list[str] = field(default_factory=list)
     leaves: int = 0
     anomalies: list[Anomaly] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # what an import did that is worth knowing
     seconds: float = 0.0
     # wall seconds per step, where the time went: hash (read and hash every file), delete (rows of
     # replaced files), read (DuckDB parsing and checks; runs beside insert), wait_read, insert,
@@ -73,16 +76,19 @@ class IngestReport:
     def to_text(self) -> str:
         rate = f", {self.rows_written / self.seconds:,.0f} rows/s" if self.seconds and self.rows_written else ""
         lines = [
-            f"Ingested {self.root}{'  (SYNTHETIC data)' if self.synthetic else ''}",
+            (f"Ingested {self.root}" if self.source == "tree" else f"Imported {self.root} ({self.source})")
+            + ("  (SYNTHETIC data)" if self.synthetic else ""),
             f"  files      {self.files:,} ({self.files_new} new, {self.files_changed} changed, "
             f"{self.files_unchanged} unchanged, {self.files_reloaded} reloaded, {self.files_disappeared} disappeared, "
             f"{self.files_pruned} pruned)",
-            f"  rows       {self.rows:,} in the tree ({self.rows_written:,} written, {self.rows_removed:,} removed"
+            f"  rows       {self.rows:,} {'in the tree' if self.source == 'tree' else 'from this path'} "
+            f"({self.rows_written:,} written, {self.rows_removed:,} removed"
             f"{rate}, {self.seconds:.2f} s)",
             f"  models     {len(self.models)}",
             f"  benchmarks {len(self.benchmarks)} ({', '.join(self.benchmarks)})",
             f"  leaves     {self.leaves}",
         ]
+        lines += [f"  note       {n}" for n in self.notes]
         if not self.anomalies:
             lines.append("  anomalies  none")
         else:

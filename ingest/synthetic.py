@@ -525,12 +525,18 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
 
 def generate_tree(out: Path, *, n_models: int = 14, seed: int = 0, scale: float = 1.0,
                   missing_files: bool = True, missing_instances: bool = True,
-                  crlf_fraction: float = 0.5, overwrite: bool = False) -> SyntheticSummary:
+                  crlf_fraction: float = 0.5, overwrite: bool = False,
+                  weak_tail: int = 0, weak_shift: float = 2.5) -> SyntheticSummary:
     """Write a SYNTHETIC Pace-shaped results tree under ``out`` and return its summary.
 
     Same arguments -> byte-identical tree. ``scale`` multiplies every leaf's instance count
     (scale 1: about 200k rows for 14 models, like the real tree). ``out`` must be absent or
     empty, unless ``overwrite`` and it holds a previously generated synthetic tree.
+
+    ``weak_tail`` > 0 makes the last ``weak_tail`` of the ``n_models`` models a weak tail: their
+    general ability is shifted down by ``weak_shift`` standard deviations, below every other model,
+    so that evaluations can measure extrapolation (the stress case of the new-models protocols;
+    their true expected target means are in the summary like every model's).
     """
     out = Path(out)
     if scale <= 0:
@@ -540,6 +546,11 @@ def generate_tree(out: Path, *, n_models: int = 14, seed: int = 0, scale: float 
     models = model_names(n_models)
     rng = _rng(seed, "models")
     g = rng.normal(size=(n_models, 1))
+    if not 0 <= weak_tail < n_models:
+        raise ValueError("weak_tail must be in [0, n_models)")
+    if weak_tail:
+        # below the weakest of the others whatever the draws: min(g) of the rest, minus the shift
+        g[n_models - weak_tail:] = g[: n_models - weak_tail].min() - weak_shift + 0.3 * g[n_models - weak_tail:]
     theta = 0.8 * g + 0.6 * rng.normal(size=(n_models, len(ABILITIES))) + 0.3
     n_mm = max(1, int(round(n_models * 4 / 7)))
     multimodal = sorted(models[i] for i in rng.choice(n_models, size=n_mm, replace=False))
@@ -580,7 +591,8 @@ def generate_tree(out: Path, *, n_models: int = 14, seed: int = 0, scale: float 
 
     expected = {t: {m: float(v) for m, v in zip(models, ctx.expected[t])} for t in TARGETS}
     params = dict(n_models=n_models, seed=seed, scale=scale, missing_files=missing_files,
-                  missing_instances=missing_instances, crlf_fraction=crlf_fraction)
+                  missing_instances=missing_instances, crlf_fraction=crlf_fraction,
+                  **({"weak_tail": weak_tail, "weak_shift": weak_shift} if weak_tail else {}))
     summary = SyntheticSummary(
         root=out, seed=seed, scale=scale, models=models, ability_names=ABILITIES,
         abilities=theta, expected_target_means=expected, n_files=n_files, n_rows=n_rows,

@@ -29,20 +29,21 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from .default import MIN_OBS, DefaultAbsResult, _prep, masked_metrics
+from .basis import MIN_OBS, VAR_EPS
+from .folds import loo_training_set
+from .inputs import default_inputs
+from .metrics import masked_metrics
+from .regress import ols_slope
+from .results import DefaultAbsResult, model_names
 
 __all__ = ["loocv_train_mean", "loocv_random_c", "loocv_benchmark_ridge", "benchmark_averages"]
 
 _ALPHAS = tuple(10.0 ** np.arange(-3.0, 3.01, 0.5))
 
 
-def _names(models, n):
-    return list(models) if models is not None else [f"model_{i}" for i in range(n)]
-
-
 def _result(mode, models, targets, pred, Y, extra_warn=()):
     n = Y.shape[0]
-    names = _names(models, n)
+    names = model_names(models, n)
     excluded = {t: [names[j] for j in range(n) if not np.isfinite(Y[j, k])] for k, t in enumerate(targets)}
     warns = [f"{t}: no target value for {', '.join(v)}" for t, v in excluded.items() if v] + list(extra_warn)
     return DefaultAbsResult(mode, names, list(targets), pred, Y, {}, [], masked_metrics(pred, Y, targets),
@@ -53,8 +54,7 @@ def _folds(Y, t):
     n = Y.shape[0]
     valid = np.isfinite(Y[:, t])
     for i in range(n):
-        tr = np.asarray([j for j in range(n) if j != i and valid[j]], dtype=np.int64)
-        yield i, tr
+        yield i, np.asarray(loo_training_set(n, i, valid), dtype=np.int64)
 
 
 def _clip(v, score_range):
@@ -63,7 +63,7 @@ def _clip(v, score_range):
 
 def loocv_train_mean(X: np.ndarray, P, targets: Sequence[str], *, models=None,
                      score_range: Optional[Tuple[float, float]] = (0.0, 1.0)) -> DefaultAbsResult:
-    X, Pl, Y = _prep(X, P, targets)
+    X, Pl, Y = default_inputs(X, P, targets)
     pred = np.full(Y.shape, np.nan)
     for t in range(len(targets)):
         for i, tr in _folds(Y, t):
@@ -72,18 +72,16 @@ def loocv_train_mean(X: np.ndarray, P, targets: Sequence[str], *, models=None,
 
 
 def _ols1(x_tr, y_tr, x_new):
-    xc = x_tr - x_tr.mean()
-    ss = float(xc @ xc)
-    if ss < 1e-12:
-        return float(y_tr.mean())
-    a = float(xc @ (y_tr - y_tr.mean())) / ss
-    return float(y_tr.mean() + a * (x_new - x_tr.mean()))
+    """1-D OLS with intercept of y_tr on x_tr (m,), evaluated at x_new (the mean when x is constant)."""
+    ybar, xbar = y_tr.mean(), x_tr.mean()
+    a = ols_slope((x_tr - xbar)[:, None], y_tr - ybar)[0]
+    return float(ybar + a * (x_new - xbar))
 
 
 def loocv_random_c(X: np.ndarray, P, targets: Sequence[str], *, models=None, count: int = 100,
                    draws: int = 20, seed: int = 42, min_obs: float = MIN_OBS,
                    score_range: Optional[Tuple[float, float]] = (0.0, 1.0)) -> DefaultAbsResult:
-    X, Pl, Y = _prep(X, P, targets)
+    X, Pl, Y = default_inputs(X, P, targets)
     pred = np.full(Y.shape, np.nan)
     for t in range(len(targets)):
         for i, tr in _folds(Y, t):
@@ -93,7 +91,7 @@ def loocv_random_c(X: np.ndarray, P, targets: Sequence[str], *, models=None, cou
             cols = np.flatnonzero(ok)
             mu = np.nanmean(Xtr[:, cols], axis=0)
             A = np.where(np.isnan(Xtr[:, cols]), mu, Xtr[:, cols])
-            keep = A.var(axis=0) > 1e-10
+            keep = A.var(axis=0) > VAR_EPS
             cols, A = cols[keep], A[:, keep]
             x_new = X[i, cols]
             rng = np.random.default_rng(seed + 997 * i + 31 * t)
@@ -126,7 +124,7 @@ def loocv_benchmark_ridge(X: np.ndarray, P, targets: Sequence[str], benchmarks: 
     """``benchmarks``: (S,) source benchmark name of every column of X."""
     from sklearn.linear_model import RidgeCV
 
-    X, Pl, Y = _prep(X, P, targets)
+    X, Pl, Y = default_inputs(X, P, targets)
     F, _ = benchmark_averages(X, benchmarks)
     pred = np.full(Y.shape, np.nan)
     for t in range(len(targets)):

@@ -1,19 +1,31 @@
 """Embeddings of the selected columns (spec §5).
 
-H (Local): thin SVD of the raw (uncentred) training block; training embeddings
-are the left singular vectors, other rows are projected with
-x · V_k · diag(1/(S_k + 1e-12)) (no rank truncation, as published).
+compat, as published:
 
-D-pt (Global): least-squares coordinates in the global basis restricted to the
-selected columns, Π = pinv(Vt_full[:nc, sel]ᵀ)ᵀ, embedding = X[:, sel] · Π.
+* H (Local): thin SVD of the raw (uncentred) training block; training embeddings
+  are the left singular vectors, other rows are projected with
+  x · V_k · diag(1/(S_k + 1e-12)) (no rank truncation).
+* D-pt (Global): least-squares coordinates in the global basis restricted to the
+  selected columns, Π = pinv(Vt_full[:nc, sel]ᵀ)ᵀ, embedding = X[:, sel] · Π.
+
+default (§20 item 11), on the centred block of a ``basis.TrainingBasis``:
+
+* H: ``truncated_local`` — SVD truncated at numerical rank, U = X̃·Π exactly with
+  Π = V/S (no 1e-12 blow-up along null directions, §18 item 23).
+* D-pt: ``inductive_projection`` — Π = pinv(Vr[:nc, sel]ᵀ, rcond 1e-8)ᵀ in the
+  inductive basis of the training rows.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Tuple
 
 import numpy as np
 
-__all__ = ["LocalBasis", "local_basis", "global_projection", "global_svd_vt"]
+from .basis import RANK_RTOL, rank_truncation
+
+__all__ = ["LocalBasis", "local_basis", "global_projection", "global_svd_vt", "truncated_local",
+           "inductive_projection"]
 
 _EPS_S = 1e-12
 
@@ -64,3 +76,18 @@ def global_projection(Vt_full: np.ndarray, sel: np.ndarray, nc: int) -> np.ndarr
     """
     V_sel = Vt_full[:nc, sel].T
     return np.linalg.pinv(V_sel).T
+
+
+def truncated_local(Bc_sel: np.ndarray, nc: int) -> Tuple[np.ndarray, np.ndarray]:
+    """H embedding of the centred training block Bc_sel (m × s), rank k = min(numerical rank, nc).
+
+    Returns (U (m, k) training embeddings, Π (s, k) = V_k / S_k) with Bc_sel · Π = U.
+    """
+    U, S, Vt = np.linalg.svd(Bc_sel, full_matrices=False)
+    k = min(rank_truncation(S), nc)
+    return U[:, :k], Vt[:k].T / S[:k]
+
+
+def inductive_projection(Vr: np.ndarray, sel: np.ndarray, nc: int) -> np.ndarray:
+    """D-pt projection Π = pinv(Vr[:nc, sel]ᵀ, rcond = RANK_RTOL)ᵀ → (|sel|, min(nc, r))."""
+    return np.linalg.pinv(Vr[:nc, sel].T, rcond=RANK_RTOL).T

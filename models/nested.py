@@ -10,7 +10,8 @@ the reduced model list). The per-target config it picks then predicts model i
 with the ordinary compat outer fold (Vt_full from all n rows, the §2.4 column
 filter of the caller, seed + 997·i + 31·t, B replicates) — so everything that
 is compat stays compat (zeros for missing data, transductive basis); only the
-tuning is honest.
+tuning is honest. Like the other compat Goal A drivers it keeps the caller's
+BLAS threading (see ``models.compat``).
 
 Cost: n inner auto-tunes. ``inner_B`` (default = B) can be lowered to trade
 bootstrap noise in the inner objective for speed; the outer prediction
@@ -23,10 +24,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .autotune import M_GRID
-from .compat import (AbsConfig, AbsResult, FoldSelection, OrderFn, _frozen, _models, _prepare,
-                     compat_order, loocv_abs_autotune)
+from .compat import loocv_abs_autotune
+from .compat_fold import frozen_folds
+from .configs import AbsConfig
+from .inputs import compat_inputs
 from .metrics import metrics_table
-from .selection import leverage_table
+from .results import AbsResult, FoldSelection, model_names
+from .selection import OrderFn, compat_order, leverage_table
 
 __all__ = ["loocv_abs_autotune_nested"]
 
@@ -46,7 +50,7 @@ def loocv_abs_autotune_nested(X: np.ndarray, Y: np.ndarray, P, targets: Sequence
     over the folds, ``sweep[f"{target}@{i}"]`` the inner objective of fold i's
     winner, and ``warnings`` lists every fold's chosen config.
     """
-    X, Y, Pl, Vt, lev = _prepare(X, Y, P, targets, nc_max, Vt_full)
+    X, Y, Pl, Vt, lev = compat_inputs(X, Y, P, targets, nc_max, Vt_full)
     n = X.shape[0]
     T = len(targets)
     iB = B if inner_B is None else int(inner_B)
@@ -64,8 +68,8 @@ def loocv_abs_autotune_nested(X: np.ndarray, Y: np.ndarray, P, targets: Sequence
             fold_cfg[(i, t)] = configs[t]
             sweep[f"{t}@{i}"] = float(inner.sweep[t])
         lev_i = leverage_table(Vt, max(nc_max, max(c.nc_d for c in configs.values())))
-        (p_i, s_i), = _frozen(X, Y, Pl, targets, configs, count, B, seed, Vt, lev_i, order_fn,
-                               [i], nc_max, 1)
+        (p_i, s_i), = frozen_folds(X, Y, Pl, targets, configs, count, B, seed, Vt, lev_i, order_fn,
+                                   [i], nc_max, 1)
         preds[i] = p_i[0]
         sels.extend(s_i)
     common = {}
@@ -74,6 +78,6 @@ def loocv_abs_autotune_nested(X: np.ndarray, Y: np.ndarray, P, targets: Sequence
         common[t] = max(set(vals), key=lambda c: (vals.count(c), -vals.index(c)))
     warns = [f"fold {i} {t}: {fold_cfg[(i, t)]}" for i in range(n) for t in targets]
     Yf = Y.astype(np.float64)
-    res = AbsResult("loocv-autotune-nested", _models(models, n), list(targets), preds, Yf, common, sels,
+    res = AbsResult("loocv-autotune-nested", model_names(models, n), list(targets), preds, Yf, common, sels,
                     metrics_table(preds, Yf, targets), sweep=sweep, warnings=warns)
     return res

@@ -1,14 +1,20 @@
-"""Goal A regression on embeddings (spec §7), computed from pooled statistics.
+"""Goal A regression on embeddings (spec §7).
 
-Per strategy side: ρ_c = Spearman(U_pool[:, c], y_pool) (float32 in compat),
-w = ρ / (Σ|ρ| + 1e-12), x = U·w, 1-D OLS of y_pool on x_pool with two
-degeneracy guards and a ±2·range envelope that falls back to mean(y_pool).
-U_pool is the training embedding tiled B times, so every quantity is computed
-from the m distinct rows (see ``pooling.PooledStats``).
+compat, from pooled statistics: per strategy side ρ_c = Spearman(U_pool[:, c], y_pool)
+(float32), w = ρ / (Σ|ρ| + 1e-12), x = U·w, 1-D OLS of y_pool on x_pool with two
+degeneracy guards and a ±2·range envelope that falls back to mean(y_pool) (``ols_predict``,
+the published arithmetic). U_pool is the training embedding tiled B times, so every quantity is
+computed from the m distinct rows (see ``pooling.PooledStats``).
+
+default (§20 item 6): Pearson weights on centred embeddings and the exact B → ∞ limit of the
+pooled fit, i.e. an OLS through the origin of the centred target means (``pearson_fit``, built
+on ``ols_slope``, the generic 1-D OLS also used by the baselines).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -24,6 +30,9 @@ __all__ = [
     "GoalAFit",
     "goal_a_predict",
     "mix",
+    "mix_configs",
+    "ols_slope",
+    "pearson_fit",
 ]
 
 _EPS_W = 1e-12
@@ -149,3 +158,47 @@ def mix(m: float, h, d):
     if m == 1.0:
         return h
     return m * h + (1.0 - m) * d
+
+
+def mix_configs(m: np.ndarray, H: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """``mix`` for K configs at once: m (K,), H and D (K, …) → (K, …); row k = mix(m[k], H[k], D[k])."""
+    m = np.asarray(m).reshape((-1,) + (1,) * (H.ndim - 1))
+    out = m * H + (1.0 - m) * D
+    out = np.where(m == 0.0, D, out)
+    return np.where(m == 1.0, H, out)
+
+
+def ols_slope(x: np.ndarray, yc: np.ndarray) -> np.ndarray:
+    """1-D OLS slopes through the origin of yc (m,) on every column of x (m, K) → (K,).
+
+    Centre x and yc first for the usual OLS with intercept. A column with Σx² ≤ 1e-12 gets 0.
+    """
+    ss = (x * x).sum(axis=0)
+    return np.where(ss > 1e-12, (x.T @ yc) / np.where(ss > 1e-12, ss, 1.0), 0.0)
+
+
+def pearson_fit(E_tr: np.ndarray, E_new: np.ndarray, yc: np.ndarray, ybar: float,
+                nc_list: Optional[Sequence[int]] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Pearson-weighted 1-D OLS on centred embeddings (``default`` Goal A, one side).
+
+    E_tr: (m, k) centred training embeddings; E_new: (h, k) embeddings of the rows to predict;
+    yc: (m,) centred training targets, ybar their mean. Weights w = ρ / (Σ|ρ| + 1e-12) of the
+    Pearson correlations ρ (0 for a constant column), x = E·w, slope = ``ols_slope``.
+    nc_list: fit every prefix of nc columns (capped at k), one column per nc; None: one fit on
+    all k columns. Returns (pred (h, K), coefs (k, K)) with coefs[:, j] mapping an embedding row
+    to (prediction − ȳ).
+    """
+    k = E_tr.shape[1]
+    norms = np.sqrt((E_tr * E_tr).sum(axis=0))
+    ny = math.sqrt(float(yc @ yc))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where((norms > 0) & (ny > 0), (E_tr.T @ yc) / (norms * max(ny, 1e-300)), 0.0)
+    if nc_list is not None:
+        W = np.zeros((k, len(nc_list)))
+        for j, nc in enumerate(nc_list):
+            kk = min(nc, k)
+            W[:kk, j] = spearman_weights(rho[:kk])
+    else:
+        W = spearman_weights(rho)[:, None]
+    coefs = W * ols_slope(E_tr @ W, yc)
+    return ybar + E_new @ coefs, coefs

@@ -3,12 +3,12 @@
 Scores are computed from training rows only; orderings are explicit index
 arrays so that the ``default`` method can plug in another ordering key
 (e.g. a stable lexicographic order) while ``compat`` reproduces the published
-"ascending default-kind argsort, then reversed" rule.
+"ascending default-kind argsort, then reversed" rule (``compat_order``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from .introsort import top_desc
 __all__ = [
     "order_desc",
     "order_desc_stable",
+    "OrderFn",
+    "compat_order",
+    "native_order",
     "local_scores",
     "leverage",
     "leverage_table",
@@ -29,6 +32,7 @@ __all__ = [
     "strict_prefix_length",
     "strict_joint_select",
     "positions",
+    "prefix_ranks",
 ]
 
 
@@ -53,6 +57,20 @@ def order_desc_stable(scores: np.ndarray, k: Optional[int] = None) -> np.ndarray
     """Deterministic descending order, ties broken by ascending column index (first k)."""
     s = np.asarray(scores)
     return np.lexsort((np.arange(s.size), -s))[:k]
+
+
+#: order_fn(scores (p,), k) -> at least the first k column indices, best first
+OrderFn = Callable[[np.ndarray, int], np.ndarray]
+
+
+def compat_order(scores: np.ndarray, k: int) -> np.ndarray:
+    """Published ordering (ascending classic-introsort argsort, reversed), first k."""
+    return order_desc(scores, k, kind="introsort")
+
+
+def native_order(scores: np.ndarray, k: int) -> np.ndarray:
+    """Ascending argsort of *this* numpy build (may be a SIMD sort), reversed, first k."""
+    return order_desc(scores, k, kind=None)
 
 
 def local_scores(r: np.ndarray) -> np.ndarray:
@@ -217,3 +235,10 @@ def positions(order: np.ndarray) -> np.ndarray:
     inv = np.empty_like(order)
     inv[order] = np.arange(order.size, dtype=order.dtype)
     return inv
+
+
+def prefix_ranks(order: np.ndarray, cols: Sequence[int], C: int) -> np.ndarray:
+    """Rank of each of ``cols`` among the first 3C + 2 entries of ``order`` (−1 when not there)
+    → (len(cols),) int64; the strict selection never reads further (``strict_prefix_length``)."""
+    pos = {int(c): r for r, c in enumerate(order[: 3 * C + 2])}
+    return np.asarray([pos.get(int(c), -1) for c in cols], dtype=np.int64)

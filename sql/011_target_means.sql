@@ -1,6 +1,8 @@
 -- Per known model and target: the target score.
 --   mean          published semantics: the union of instance ids over all models of the target is
---                 the denominator; a missing id or a NULL score counts as 0 (spec §2.2-§2.3)
+--                 the denominator; a missing id or a NULL score counts as 0 (spec §2.2-§2.3).
+--                 NULL when the model has no usable score for the target at all (n_scored = 0),
+--                 so avg(mean) over the view is not dragged down by models never run on it
 --   mean_observed mean over the instances the model actually has a score for (NULL if none)
 CREATE OR REPLACE VIEW target_means AS
 WITH targets AS (
@@ -26,7 +28,8 @@ SELECT
     i.n_instances,
     coalesce(p.n_rows, 0)                           AS n_rows,
     coalesce(p.n_scored, 0)                         AS n_scored,
-    coalesce(p.score_sum, 0) / i.n_instances        AS mean,
+    CASE WHEN coalesce(p.n_scored, 0) > 0
+         THEN p.score_sum / i.n_instances END        AS mean,
     p.mean_observed
 FROM models AS m
 CROSS JOIN target_ids AS i

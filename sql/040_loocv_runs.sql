@@ -9,5 +9,7 @@ CREATE TABLE IF NOT EXISTS loocv_runs (
     targets     VARCHAR[] NOT NULL,
     models      VARCHAR[] NOT NULL,      -- matrix row order
     seconds     DOUBLE,
-    created_at  TIMESTAMP NOT NULL
+    created_at  TIMESTAMP NOT NULL,
+    split       VARCHAR DEFAULT 'loo'    -- loo | family | low-K | high-K (split_folds); folds in loocv_folds
 );
+ALTER TABLE loocv_runs ADD COLUMN IF NOT EXISTS split VARCHAR DEFAULT 'loo';

@@ -64,7 +64,7 @@ def open_write(db, *, create: bool = False) -> duckdb.DuckDBPyConnection:
     return connect(db, create=create)
 
 
-def _progress_bar(total: int, label: str, enabled: bool = True):
+def progress_bar(total: int, label: str, enabled: bool = True):
     """A rich progress bar on stderr; returns (context manager, advance callable)."""
     from contextlib import nullcontext
 
@@ -109,7 +109,7 @@ def ingest(
         fail("no results tree: pass PATH, set PACE_RESULTS_DIR, put the Pace project's "
              "results/standardized_results here, or make synthetic data with `pace demo-data`.")
     total = len(discover(root))                # a bad PATH fails here, before any warehouse is created
-    bar, advance = _progress_bar(total, "ingest", progress and not json_out)
+    bar, advance = progress_bar(total, "ingest", progress and not json_out)
     con = open_write(db, create=True)
     with bar:
         report = ingest_tree(con, root, lake_of(con, lake), prune=prune, strict=strict, progress=advance,
@@ -354,7 +354,7 @@ def _mount_optional() -> None:
     """Commands of later stages register themselves here when their modules exist."""
     import importlib
 
-    for module in ("warehouse.cli_models", "warehouse.cli_fit", "eval_runners.cli"):
+    for module in ("warehouse.cli_models", "warehouse.cli_fit", "warehouse.cli_import", "eval_runners.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

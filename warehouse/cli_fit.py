@@ -62,11 +62,19 @@ def fit(
         emit_json(asdict(report))
         return
     if report.view_gap:
-        rows = [(t, report.n_instances[t], report.resid_lo[t] * 100, report.resid_hi[t] * 100,
-                 report.interval_loo_coverage[t], f"{report.view_gap[t]:.1e}") for t in report.targets]
-        print_rows(["target", "instances", "interval lo (pp)", "interval hi (pp)",
-                    f"LOO coverage of {level:.0%}", "view vs kernel"], rows,
-                   title=f"{report.fit_id}: Goal A {method}, trained on {len(report.models)} models", digits=3)
+        logit = bool(report.oor_lo)
+        scale = 1 if logit else 100
+        unit = "logit" if logit else "pp"
+        rows = [(t, report.n_instances[t], report.resid_lo[t] * scale, report.resid_hi[t] * scale,
+                 *((report.oor_lo[t], report.oor_hi[t]) if logit else ()),
+                 report.interval_loo_coverage[t], 100 * report.loocv_mae.get(t, float("nan")),
+                 f"{report.view_gap[t]:.1e}") for t in report.targets]
+        trained = max((len(v) for v in report.trained_on.values()), default=len(report.models))
+        print_rows(["target", "instances", f"interval lo ({unit})", f"interval hi ({unit})",
+                    *(["out-of-range lo", "out-of-range hi"] if logit else []),
+                    f"LOO coverage of {level:.0%}", "LOOCV MAE (pp)", "view vs kernel"], rows,
+                   title=f"{report.fit_id}: Goal A {method}, trained on {trained} models with target scores"
+                         + (f" (ability scale: {len(report.models)} models)" if logit else ""), digits=3)
     if report.pair_view_gap:
         rows = [(t, a, b, f"{report.pair_view_gap[t]:.1e}") for t, (a, b) in report.pair_calibration.items()]
         print_rows(["target", "Platt a", "Platt b", "view vs kernel (margin)"], rows,
@@ -115,6 +123,7 @@ def plan(
     print_rows(["benchmark", "instances", "calls", "subtasks", "share"] + [f"±pp {t}" for t in targets],
                [(*r[:4], f"{r[4]:.0%}", *(100 * buys.get(r[0], {}).get("half_width", {}).get(t, 0.0) for t in targets))
                 for r in table], digits=1)
+    _print_restricted_path(con, model)
     if rows:
         console.print("±pp: how much wider each target's interval stays if that benchmark is skipped "
                       "(all outstanding: " + ", ".join(f"{t} ±{100 * value['total'][t]:.1f}" for t in targets) + ")",
@@ -123,45 +132,117 @@ def plan(
                       highlight=False)
 
 
+def _print_restricted_path(con, model: str) -> None:
+    """The other path for a model that lacks whole source benchmarks: what a restricted proxy gives now."""
+    from warehouse import predict as api
+
+    fit = api.current_fit_settings(con)
+    if fit is None or not con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]:
+        return
+    present = api.present_sources(con, model)
+    have = [b for b in fit["sources"] if b in present]
+    missing = [b for b in fit["sources"] if b not in present]
+    if not missing or not have:
+        return
+    existing = api.restricted_fit_for(con, have)
+    if existing:
+        maes = con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs' ORDER BY target",
+                           [existing]).fetchall()
+        detail = "its LOOCV MAE: " + ", ".join(f"{t} {100 * v:.1f} pp" for t, v in maes if v is not None)
+    else:
+        detail = f"`pace predict {model}` fits it (once) and reports its LOOCV error"
+    console.print(f"Or, with what {model} has now: a proxy restricted to its {len(have)} source benchmarks "
+                  f"({', '.join(have)}; without {', '.join(missing)}) predicts it without running anything; "
+                  f"{detail}.", highlight=False)
+
+
 def predict(
     model: Annotated[str, typer.Argument(help="The model to predict.")],
-    min_coverage: Annotated[float, typer.Option("--min-coverage", help="Refuse below this share of the proxy's "
-                                                "instances scored.")] = 0.9,
+    min_coverage: Annotated[float, typer.Option("--min-coverage", envvar="PACE_MIN_COVERAGE", help=(
+        "Refuse below this share of the proxy's instances scored (after a restricted fit, if the model "
+        "lacks whole source benchmarks).") )] = 0.9,
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Predict even below --min-coverage "
                                                 "(missing scores count as the training mean).")] = False,
+    restrict: Annotated[bool, typer.Option("--restrict/--no-restrict", help=(
+        "When MODEL lacks source benchmarks of the current fit, fit (once, then reuse) a proxy on the "
+        "benchmarks it has instead of imputing the missing ones."))] = True,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Predicted agentic scores of MODEL with an interval and coverage (and win probabilities if fitted)."""
+    """Predicted agentic scores of MODEL with an interval, coverage, an out-of-range note when its source
+    ability lies outside the training models' range, and win probabilities if a pair fit exists."""
+    from warehouse import predict as api
+
     model = validate.model_name(model)
     validate.number(min_coverage, "--min-coverage", 0, 1)
     con = open_read(db)
-    rows = con.execute("""SELECT target, predicted, low, high, coverage, n_scored, n_instances, method, fit_id
-                          FROM predictions WHERE model = ? ORDER BY target""", [model]).fetchall()
-    if not rows:
-        known = con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]
-        if not con.execute("SELECT count(*) FROM current_fits").fetchall()[0][0]:
-            fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
-        fail(f"no score rows for {model!r}" if not known else f"no prediction for {model!r}")
-    low_cov = [(t, c) for t, _, _, _, c, *_ in rows if c < min_coverage]
+    settings_ = api.current_fit_settings(con)
+    if settings_ is None:
+        fail("no fitted proxy yet: run `pace fit` (or `make fit`) first")
+    if not con.execute("SELECT count(*) FROM scores WHERE model = ?", [model]).fetchall()[0][0]:
+        fail(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
+    present = api.present_sources(con, model)
+    missing = [b for b in settings_["sources"] if b not in present]
+    have = [b for b in settings_["sources"] if b in present]
+    report = api.PredictionReport(model, [], missing)
+    if missing and restrict and have:
+        existing = api.restricted_fit_for(con, have)
+        if existing:
+            report.restricted_fit = existing
+        else:
+            def reopen(read_con):
+                read_con.close()
+                return open_write(db)
+
+            with err_console.status(f"{model} has no {', '.join(missing)} scores: fitting a proxy on the "
+                                    f"{len(have)} source benchmarks it has (once; reused later) ..."):
+                try:
+                    fit_report = api.fit_restricted(con, model, have, settings_, reopen=reopen)
+                except (ValueError, duckdb.Error) as exc:
+                    fail(f"the restricted fit failed: {str(exc).splitlines()[0]}")
+            report.restricted_fit, report.made_fit = fit_report.fit_id, True
+            con = open_read(db)
+    report.predictions = api.read_predictions(con, model)
+    if not report.predictions:
+        fail(f"no prediction for {model!r}")
+    low_cov = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
     if low_cov and not allow_partial:
         detail = ", ".join(f"{t} {c:.0%}" for t, c in low_cov)
         fail(f"{model} has scores for too few of the proxy's instances ({detail}; need {min_coverage:.0%}). "
              f"Run `pace plan {model}` / `pace run {model}`, or pass --allow-partial.")
+    note = api.out_of_range_note(model, report.predictions)
+    if note:
+        report.notes.append(note)
     pairs = con.execute("""SELECT target, avg(p_win), count(*), avg((p_win > 0.5)::INTEGER)
                            FROM pair_predictions WHERE model = ? GROUP BY target ORDER BY target""",
                         [model]).fetchall()
     if json_out:
-        emit_json({"model": model,
-                   "predictions": [dict(zip(["target", "predicted", "low", "high", "coverage", "n_scored",
-                                             "n_instances", "method", "fit_id"], r)) for r in rows],
+        from dataclasses import asdict
+
+        emit_json({**asdict(report),
                    "pairwise": [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in pairs]})
         return
-    level = con.execute("SELECT any_value(interval_level) FROM current_fits WHERE task = 'abs'").fetchall()[0][0]
-    table = [(t, 100 * p, f"{100 * lo:.1f} – {100 * hi:.1f}" if lo is not None and not math.isnan(lo) else "",
-              f"{c:.0%} ({ns}/{ni})", meth) for t, p, lo, hi, c, ns, ni, meth, _ in rows]
-    print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "method"], table,
-               title=f"predicted agentic scores of {model}", digits=1)
+    level = report.predictions[0]
+    level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
+                        [report.predictions[0].fit_id]).fetchall()[0][0]
+    table = [(p.target, 100 * p.predicted,
+              f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
+              f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
+              ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else ""))
+             for p in report.predictions]
+    print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
+                "proxy"], table, title=f"predicted agentic scores of {model} ({report.predictions[0].method})",
+               digits=1)
+    restricted = sorted({b for p in report.predictions if p.restricted for b in p.sources})
+    if missing:
+        console.print(f"{model} has no (or too few) scores for {', '.join(missing)}.", highlight=False)
+    if restricted:
+        how = "fitted now" if report.made_fit else "reused"
+        console.print(f"restricted proxy ({how}, {report.restricted_fit}) on the {len(restricted)} source benchmarks "
+                      f"it has: {', '.join(restricted)}; 'full' rows use the current fit, whose selected "
+                      "instances it covers better.", highlight=False)
+    for line in report.notes:
+        console.print(line, highlight=False)
     if pairs:
         print_rows(["target", "mean P(win)", "opponents", "predicted win rate"], pairs, digits=3)
 
@@ -172,14 +253,36 @@ selections_app = typer.Typer(help="Selected instances in the published selection
 SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
 
 
+SELECTION_FORMATS = ("csv", "pace-bench")
+
+
 @selections_app.command("export")
 def selections_export(
-    out: Annotated[Path, typer.Argument(help="CSV to write.")],
-    run: Annotated[Optional[str], typer.Option("--run", help="A loocv run_id (default: the current fits).")] = None,
+    out: Annotated[Path, typer.Argument(help="CSV to write (--format csv), or a new or empty folder "
+                                        "(--format pace-bench).")],
+    run: Annotated[Optional[str], typer.Option("--run", help="A loocv run_id (default: the current fits; "
+                                               "csv only).")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv: the published selections CSV schema; pace-bench: "
+                                     "one <target>.jsonl per target as the PACE-Bench dataset lays it out, "
+                                     "plus pace_fit.json (the rest of the predictor).")] = "csv",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="pace-bench: reuse a folder an earlier export "
+                                            "wrote (only its own files are replaced).")] = False,
     db: DbOpt = None,
 ) -> None:
-    """Write mode,fold,target,benchmark,subdir,instance_id,col_idx,weight (H rows first, then D, as published);
-    col_idx is the position in this warehouse's source_columns (fragile by nature: key on the ids)."""
+    """Write the selected instances: the published selections CSV (mode,fold,target,benchmark,subdir,
+    instance_id,col_idx,weight; H rows first, then D; col_idx is the position in this warehouse's
+    source_columns, fragile by nature: key on the ids), or the current abs fits in the PACE-Bench layout."""
+    validate.choice(fmt, "--format", SELECTION_FORMATS)
+    if fmt == "pace-bench":
+        from warehouse.pace_bench import export_pace_bench
+
+        if run:
+            fail("--run applies to --format csv only (pace-bench exports the current fits)")
+        out = settings.user_path(out)
+        counts = export_pace_bench(open_read(db), out, overwrite=overwrite)
+        for target, n in counts.items():
+            typer.echo(f"{target:<22} {n:>5} instances -> {out / (target + '.jsonl')}")
+        return
     con = open_read(db)
     if run:
         query = """
@@ -209,18 +312,35 @@ def selections_export(
 
 @selections_app.command("import")
 def selections_import(
-    path: Annotated[Path, typer.Argument(help="A selections CSV (published schema), e.g. selections_C100.csv.")],
-    name: Annotated[Optional[str], typer.Option("--name", help="run_id to store it under.")] = None,
+    path: Annotated[Path, typer.Argument(help="A selections CSV (published schema), e.g. selections_C100.csv, "
+                                         "or a PACE-Bench folder of <target>.jsonl files.")],
+    name: Annotated[Optional[str], typer.Option("--name", help="run_id (csv) or fit_id (pace-bench) to store "
+                                                "it under.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv, pace-bench, or auto: a folder is pace-bench, a "
+                                     "file csv.")] = "auto",
     db: DbOpt = None,
 ) -> None:
-    """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored)."""
+    """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
+    PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict)."""
     from warehouse.selections import import_selections
 
+    validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
     path = settings.user_path(path)
-    if not path.is_file():
-        fail(f"no such file: {path}")
     if name is not None and not name.strip():
         fail("--name must not be empty")
+    if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
+        from warehouse.pace_bench import import_pace_bench
+
+        result = import_pace_bench(open_write(db), path, name.strip() if name else None)
+        for target, n in result["targets"].items():
+            how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
+            typer.echo(f"{target:<22} {n:>5} instances ({how})")
+        for note in result["notes"]:
+            typer.echo(f"note: {note}")
+        typer.echo(f"-> fit {result['fit_id']}, now the current abs fit of these targets. Next: pace plan MODEL")
+        return
+    if not path.is_file():
+        fail(f"no such file: {path}")
     con = open_write(db)
     try:
         run_id, n = import_selections(con, path, name)

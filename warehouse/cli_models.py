@@ -56,8 +56,13 @@ def evaluate(db, req, task: str, label: str):
     return result.run_id, con
 
 
-Method = Annotated[str, typer.Option("--method", help="compat: the published pipeline as published; "
-                                     "default: the honest, fixed method (nested tuning, masking).")]
+Method = Annotated[str, typer.Option("--method", envvar="PACE_METHOD", help=(
+    "default: the Pace proxy shrunk toward a source-ability link (extrapolates to models unlike the training "
+    "set); instance: the Pace proxy alone with the published flaws fixed; compat: the published pipeline as "
+    "published; baselines: mean, random-c, bench-ridge."))]
+Split = Annotated[str, typer.Option("--split", envvar="PACE_SPLIT", help=(
+    "Which models are held out together: loo (each model), family (each model family, see `pace families`), "
+    "low-K / high-K (the K models with the lowest / highest source ability: extrapolation)."))]
 Sources = Annotated[Optional[list[str]], typer.Option(
     "--sources", help="Source benchmarks to select from (comma-separated or repeated; default: all).")]
 Targets = Annotated[Optional[list[str]], typer.Option(
@@ -95,6 +100,7 @@ def loocv_abs(
                                          "them as 0 (as compat), or auto: choose per fold by inner LOOCV.")]
         = "mask",
     method: Method = "default",
+    split: Split = "loo",
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for abs_predictions.csv and the plots.")] = Path("out"),
@@ -102,7 +108,8 @@ def loocv_abs(
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Goal A: predict each model's target means with the model held out; print MAE/Spearman per target."""
+    """Goal A: predict each model's target means with it held out (or its whole fold, see --split); print
+    MAE, Spearman and pair accuracy per target."""
     from warehouse.evaluate import EvalRequest, metrics_rows, plot_predictions, write_predictions_csv
     from warehouse.kernels import METHODS
     from warehouse.outputs import check_names, output_run
@@ -111,33 +118,43 @@ def loocv_abs(
     if method == "compat" and not strict_budget:
         fail("compat implements the strict joint budget (the published headline path): add --strict-budget")
     validate.choice(missing, "--missing", ("mask", "zero", "auto"))
+    validate.split_name(split)
+    if method == "compat" and auto_tune and split != "loo":
+        fail("compat's --auto-tune scores configurations on the evaluation predictions themselves; on a split it "
+             "would tune on the held-out models: use --split loo (the published protocol) or drop --auto-tune")
     check_budget_flags(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
     out = settings.user_path(out)
     check_names(out, "loocv-abs", ["abs_predictions.csv"])
     req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
                       fit_all=fit_all, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max,
-                      sources=sources, targets=targets, missing=missing)
+                      sources=sources, targets=targets, missing=missing, split=split)
     run_id, con = evaluate(db, req, "abs",
                            f"evaluating ({method}, C={count}, B={B}{', auto-tune' if auto_tune else ''}) ...")
     rows = metrics_rows(con, run_id)
     configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ?
                              ORDER BY target, fold""", [run_id]).fetchall()
     seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    title = f"Goal A {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics WHERE run_id = ?",
+                                [run_id]).fetchall())
+    rows = [(*r, pair_acc.get(r[0])) for r in rows]
+    title = f"Goal A {method} split={split} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-abs", note=run_id) as staging:
         write_predictions_csv(con, run_id, staging / "abs_predictions.csv")
         pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)] if plots else []
     csv_path = out / "abs_predictions.csv"
     if json_out:
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plots": [str(p) for p in pngs],
-                   "metrics": [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r)) for r in rows],
+                   "split": split,
+                   "metrics": [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2", "pair_accuracy_pct"], r))
+                               for r in rows],
                    "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in configs]})
         return
     if auto_tune and len(configs) <= 8:
         console.print("auto-tuned configuration per target:", highlight=False)
         for target, fold, m_, h, d, q_ in configs:
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d} q={q_}", highlight=False)
-    print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²"], rows, title=f"{title}  [{run_id}]", digits=3)
+    print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"], rows,
+               title=f"{title}  [{run_id}]", digits=3)
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; "
                   + (f"plots -> {out}/abs_loocv_*.png" if plots else "plots: add --plots"), highlight=False)
 
@@ -159,6 +176,7 @@ def loocv_pair(
     nc_d: NcD = None,
     nc_max: NcMax = 10,
     method: Method = "default",
+    split: Split = "loo",
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for pair_predictions.csv and the plot.")] = Path("out"),
@@ -177,7 +195,12 @@ def loocv_pair(
     check_budget_flags(count=count, B=B, seed=seed, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
     out = settings.user_path(out)
     check_names(out, "loocv-pair", ["pair_predictions.csv"] + (["pair_loocv_scatter.png"] if plots else []))
-    req = EvalRequest(method=method, count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget,
+    validate.split_name(split)
+    if method == "compat" and auto_tune and split != "loo":
+        fail("compat's --auto-tune scores configurations on the evaluation predictions themselves; on a split it "
+             "would tune on the held-out models: use --split loo (the published protocol) or drop --auto-tune")
+    req = EvalRequest(split=split, method=method, count=count, B=B, seed=seed, auto_tune=auto_tune,
+                      strict_budget=strict_budget,
                       m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max, sources=sources, targets=targets)
     run_id, con = evaluate(db, req, "pair", f"evaluating pairs ({method}, C={count}, B={B}"
                                             f"{', auto-tune' if auto_tune else ''}) ...")
@@ -185,7 +208,7 @@ def loocv_pair(
     configs = con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
                              WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()
     seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    title = f"Goal B {method} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
+    title = f"Goal B {method} split={split} C={count} B={B} seed={seed}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-pair", note=run_id) as staging:
         write_pair_predictions_csv(con, run_id, staging / "pair_predictions.csv")
         if plots:
@@ -287,6 +310,43 @@ def _plot_sweep(results: list[dict], path: Path) -> Path:
     return path
 
 
+families_app = typer.Typer(help="Model families, held out together by `pace loocv --split family`.",
+                           no_args_is_help=True)
+
+
+@families_app.command("list")
+def families_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
+    """Every known model's family; 'explicit' marks the ones set by hand (the others come from the
+    leading letters of the name)."""
+    rows = open_read(db).execute("SELECT model, family, explicit FROM model_family ORDER BY family, model").fetchall()
+    print_rows(["model", "family", "explicit"], rows, as_json=json_out)
+
+
+@families_app.command("set")
+def families_set(model: Annotated[str, typer.Argument(help="A model in the warehouse.")],
+                 family: Annotated[str, typer.Argument(help="Its family, e.g. OpenAI.")],
+                 db: DbOpt = None) -> None:
+    """Put MODEL in FAMILY (e.g. `pace families set o4-mini OpenAI`)."""
+    model, family = validate.model_name(model), validate.model_name(family, "FAMILY")
+    con = open_write(db)
+    validate.models_in_warehouse(con, [model], "MODEL")
+    con.execute("INSERT OR REPLACE INTO model_families VALUES (?, ?)", [model, family])
+    console.print(f"{model}: {family}", highlight=False)
+
+
+@families_app.command("reset")
+def families_reset(model: Annotated[str, typer.Argument(help="A model set with `pace families set`.")],
+                   db: DbOpt = None) -> None:
+    """Forget MODEL's explicit family (it falls back to the leading letters of its name)."""
+    model = validate.model_name(model)
+    con = open_write(db)
+    if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
+        fail(f"{model!r} has no explicit family (see `pace families list`)")
+    con.execute("DELETE FROM model_families WHERE model = ?", [model])
+    console.print(f"{model}: family from its name again", highlight=False)
+
+
 def mount(app: typer.Typer) -> None:
     app.add_typer(loocv_app, name="loocv")
     app.command("sweep")(sweep)
+    app.add_typer(families_app, name="families")

@@ -33,12 +33,15 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True) -> dict:
         problems.append(f"lake: {len(stale)} leftover staging/trash folder(s) of killed writers")
     missing = con.execute("""
         WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
-        SELECT f.tree, count(*), sum(f.n_rows - coalesce(p.n, 0))
+        SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
+                                     WHEN 'inspect log' THEN 'import inspect' ELSE 'ingest' END,
+               count(*), sum(f.n_rows - coalesce(p.n, 0))
         FROM score_files f LEFT JOIN present p USING (path)
-        WHERE coalesce(p.n, 0) <> f.n_rows GROUP BY ALL ORDER BY 1""").fetchall()
-    for tree, n_files, n_rows in missing:
+        WHERE coalesce(p.n, 0) <> f.n_rows GROUP BY ALL ORDER BY 1, 2""").fetchall()
+    for tree, command, n_files, n_rows in missing:
+        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command != "ingest" else "")
         problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
-                        f"`pace ingest {tree or 'TREE'}` reloads them")
+                        f"`{again}` reloads them")
     if repair:
         names = sorted(set(marked) | set(drift))
         if names:

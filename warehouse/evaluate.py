@@ -33,14 +33,36 @@ class EvalRequest:
     m_grid: list[float] | None = None
     sources: list[str] | None = None
     targets: list[str] | None = None
-    missing: str = "mask"          # default method: mask | zero | auto (chosen inside each fold)
+    missing: str = "mask"          # instance method: mask | zero | auto (chosen inside each fold)
+    split: str = "loo"             # loo | family | low-K | high-K (split_folds, sql/033)
 
     def params(self) -> dict:
         mode = "fit" if self.fit_all else ("loocv-autotune" if self.auto_tune else "loocv")
         return {"method": self.method, "mode": mode, "count": self.count, "B": self.B, "seed": self.seed,
                 "auto_tune": self.auto_tune, "strict_budget": self.strict_budget, "q": self.q, "m": self.m,
                 "nc_h": self.nc_h, "nc_d": self.nc_d, "nc_max": self.nc_max, "m_grid": self.m_grid,
-                "missing": self.missing}
+                "missing": self.missing, "split": self.split}
+
+
+SPLIT_PATTERN = r"^(loo|family|(low|high)-[1-9][0-9]*)$"
+
+
+def split_folds(con: duckdb.DuckDBPyConnection, split: str) -> list[tuple[str, str]]:
+    """(fold, model) rows of ``split`` (sql/033_split_folds.sql), in fold then model order."""
+    import re
+
+    if not re.match(SPLIT_PATTERN, split or ""):
+        raise ValueError(f"--split {split!r} is not one of: loo, family, low-K, high-K (K a positive integer)")
+    rows = con.execute("SELECT fold, model FROM split_folds(?) ORDER BY fold, model", [split]).fetchall()
+    labelled = con.execute("SELECT count(DISTINCT model) FROM target_means WHERE n_scored > 0").fetchone()[0]
+    sizes: dict[str, int] = {}
+    for fold, _ in rows:
+        sizes[fold] = sizes.get(fold, 0) + 1
+    largest = max(sizes.values(), default=0)
+    if labelled - largest < 3:
+        raise ValueError(f"--split {split}: a fold holds out {largest} of the {labelled} models with target scores; "
+                         "at least 3 must stay to train on")
+    return rows
 
 
 _PREDICTIONS_SQL = {
@@ -100,20 +122,30 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     Works on a read-only connection (a temporary table and the UDFs are all it needs), so a long
     evaluation does not hold the warehouse's write lock."""
     params = req.params()
+    folds = split_folds(con, req.split)
+    if req.split != "loo":
+        grouped: dict[str, list[str]] = {}
+        for fold, model in folds:
+            grouped.setdefault(fold, []).append(model)
+        params["folds"] = list(grouped.values())
     run_id = f"{task}-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _eval AS
-        SELECT i.models, i.targets, pace_{task}_eval(i.x, i.p, i.targets, i.models, ?) AS r
+        SELECT i.models, i.targets,
+               pace_{task}_eval(i.x, i.p, i.targets, i.models, i.leaves, i.leaf_benchmarks, i.collapsed, ?) AS r
         FROM loocv_inputs(?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
     seconds = time.perf_counter() - started
     try:
         tables = {
             "loocv_runs": con.sql("""
-                SELECT ?, ?, ?, ?, ?::JSON, ?::VARCHAR[], targets, models, ?, current_localtimestamp() FROM _eval""",
+                SELECT ?, ?, ?, ?, ?::JSON, ?::VARCHAR[], targets, models, ?, current_localtimestamp(), ?
+                FROM _eval""",
                 params=[run_id, task, params["mode"], req.method, json.dumps(params), req.sources,
-                        seconds]).to_arrow_table(),
-            _PREDICTION_TABLE[task]: con.sql(_PREDICTIONS_SQL[task], params=[run_id]).to_arrow_table(),
+                        seconds, req.split]).to_arrow_table(),
+            _PREDICTION_TABLE[task]: _held_out_rows(con.sql(_PREDICTIONS_SQL[task], params=[run_id]).to_arrow_table(),
+                                                    req.split, {m for _, m in folds}),
+            "loocv_folds": _folds_table(run_id, folds),
             "loocv_configs": con.sql("""
                 SELECT ?, c.target, CASE WHEN c.fold < 0 THEN 'ALL' ELSE e.models[c.fold + 1] END,
                        c.m, c.nc_h, c.nc_d, c.q, c.objective, c.cal_a, c.cal_b
@@ -127,6 +159,24 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     finally:
         con.execute("DROP TABLE IF EXISTS _eval")
     return EvalResult(run_id, task, tables)
+
+
+def _held_out_rows(table, split: str, held: set[str]):
+    """A split other than loo reports only the models it held out (the others were trained on)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if split == "loo":
+        return table
+    return table.filter(pc.is_in(table.column(1), value_set=pa.array(sorted(held), pa.string())))
+
+
+def _folds_table(run_id: str, folds: list[tuple[str, str]]):
+    import pyarrow as pa
+
+    return pa.table({"run_id": pa.array([run_id] * len(folds), pa.string()),
+                     "fold": pa.array([f for f, _ in folds], pa.string()),
+                     "model": pa.array([m for _, m in folds], pa.string())})
 
 
 def store_eval(con: duckdb.DuckDBPyConnection, result: EvalResult) -> str:

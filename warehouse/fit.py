@@ -21,6 +21,7 @@ from datetime import datetime
 import duckdb
 import numpy as np
 
+from warehouse.kernels import jobs
 from warehouse.matrices import Matrices, build_matrices, published_arrays
 
 
@@ -36,6 +37,7 @@ class FitRequest:
     level: float = 0.8
     intervals: bool = True
     tasks: tuple[str, ...] = ("abs", "pair")            # Goal A, Goal B
+    restricted_for: str | None = None                   # a restricted fit made by `pace predict` for this model
 
 
 @dataclass
@@ -53,6 +55,7 @@ class StoredProxy:
     config: dict
     in_sample: np.ndarray        # (n_train,) the kernel's own prediction for each training model
     trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
+    link: dict | None = None     # logit-link fits: struct/floor intercepts and slopes, gate, ability range
 
 
 @dataclass
@@ -72,6 +75,10 @@ class FitReport:
     warnings: list[str]
     pair_view_gap: dict[str, float] = field(default_factory=dict)   # max |pair_predictions margin - kernel|
     pair_calibration: dict[str, tuple[float, float]] = field(default_factory=dict)
+    loocv_mae: dict[str, float] = field(default_factory=dict)       # held-out MAE per target (score units)
+    oor_lo: dict[str, float] = field(default_factory=dict)          # out-of-range interval offsets (logits)
+    oor_hi: dict[str, float] = field(default_factory=dict)
+    trained_on: dict[str, list[str]] = field(default_factory=dict)  # per target, the models with its scores
 
 
 def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarray]) -> str:
@@ -82,12 +89,13 @@ def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarra
 
 
 # ------------------------------------------------------------------------------------ the methods
-def _fit_default(X, P, targets, models, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
+def _fit_instance(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
     from models.default import fit_abs_default
 
-    res = fit_abs_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=2)
+    res = fit_abs_default(m.X, m.P, m.targets, models=m.models, count=req.count, B=req.B, seed=req.seed,
+                          n_jobs=jobs())
     out = []
-    for t, target in enumerate(targets):
+    for t, target in enumerate(m.targets):
         p = res.proxies[target]
         cfg = p.config
         out.append(StoredProxy(target, np.asarray(p.cols), [str(s) for s in p.side], np.asarray(p.weight, float),
@@ -97,10 +105,37 @@ def _fit_default(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPro
     return out, list(res.warnings)
 
 
-def _fit_compat(X, P, targets, models, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
+def _fit_default(m: Matrices, req: FitRequest, also_selected=None) -> tuple[list[StoredProxy], list[str]]:
+    """models/shrinkage.py: the Pace proxy on the logit scale plus the source-ability link. ``also_selected``:
+    columns the pairwise fit selected (a plan asks for them too, so the ability leaves them out)."""
+    from models.shrinkage import GATE, W_BASE, fit_shrunk
+
+    Y = m.target_means()
+    fit = fit_shrunk(m.X, Y, m.targets, m.leaves, m.n_leaves, train=np.arange(len(m.models)),
+                     scale_rows=np.arange(len(m.models)), collapsed=m.collapsed_mask(),
+                     n_instances=m.target_counts(), models=m.models, count=req.count, seed=req.seed, n_jobs=jobs(),
+                     also_selected=also_selected)
+    out = []
+    rows = np.arange(len(m.models))
+    for target, sp in fit.proxies.items():
+        p = sp.pace
+        cfg = p.config
+        link = {"struct_intercept": sp.link.intercept, "struct_slope": sp.link.slope,
+                "floor_intercept": sp.floor.intercept, "floor_slope": sp.floor.slope,
+                "gate_base": W_BASE, "gate_width": GATE, "ability_lo": sp.theta_lo, "ability_hi": sp.theta_hi,
+                "ability_sd": sp.theta_sd, "scale": fit.scale, "centres": fit.centres}
+        out.append(StoredProxy(target, np.asarray(p.cols), [str(s) for s in p.side], np.asarray(p.weight, float),
+                               np.asarray(p.centre, float), float(p.intercept), float(p.lo), float(p.hi),
+                               float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q},
+                               sp.predict(m.X, fit.theta[rows]), list(sp.trained_on), link))
+    return out, list(fit.warnings)
+
+
+def _fit_compat(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
     """The published fit-abs (strict, frozen configs); weights in their exact linear form."""
     from models import compat
 
+    X, P, targets, models = m.X, m.P, m.targets, m.models
     Xv, kept, P32, Y = published_arrays(X, P)
     configs, warn = compat.frozen_abs_configs(req.count, targets)
     res = compat.fit_abs(Xv, Y, P32, targets, models=models, count=req.count, B=req.B, seed=req.seed,
@@ -127,7 +162,7 @@ def _fit_compat(X, P, targets, models, req: FitRequest) -> tuple[list[StoredProx
     return out, [warn] if warn else []
 
 
-FITTERS = {"default": _fit_default, "compat": _fit_compat}
+FITTERS = {"default": _fit_default, "instance": _fit_instance, "compat": _fit_compat}
 
 
 @dataclass
@@ -143,10 +178,11 @@ class StoredPairProxy:
     trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
 
 
-def _fit_pair_default(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
+def _fit_pair_default(m: Matrices, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
     from models.pair_default import fit_pair_default
 
-    res = fit_pair_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=2)
+    X, P, targets, models = m.X, m.P, m.targets, m.models
+    res = fit_pair_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=jobs())
     out = []
     for target in targets:
         p = res.proxies[target]
@@ -156,10 +192,11 @@ def _fit_pair_default(X, P, targets, models, req: FitRequest) -> tuple[list[Stor
     return out, list(res.warnings)
 
 
-def _fit_pair_compat(X, P, targets, models, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
+def _fit_pair_compat(m: Matrices, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
     """The published fit-pair (strict, pinned to Goal A's selection, frozen pinned-A configs)."""
     from models import pair
 
+    X, P, targets, models = m.X, m.P, m.targets, m.models
     Xv, kept, P32, Y = published_arrays(X, P)
     configs, _ = pair.frozen_pair_configs(req.count, targets, pin_a=True)
     res = pair.fit_pair(Xv, Y, P32, targets, models=models, count=req.count, B=req.B, seed=req.seed,
@@ -177,16 +214,50 @@ def _config_dict(cfg) -> dict:
     return {k: getattr(cfg, k) for k in ("m", "nc_h", "nc_d", "q", "nc", "reg") if hasattr(cfg, k)}
 
 
-PAIR_FITTERS = {"default": _fit_pair_default, "compat": _fit_pair_compat}
+PAIR_FITTERS = {"default": _fit_pair_default, "instance": _fit_pair_default, "compat": _fit_pair_compat}
 
 
-def _loocv_residuals(X, P, targets, models, req: FitRequest) -> np.ndarray:
-    """(n, T) held-out residuals actual - predicted of the same method (NaN where no truth)."""
+EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
+
+
+def _split_predictions(m: Matrices, req: FitRequest, folds: list[list[int]] | None) -> tuple[np.ndarray, np.ndarray]:
+    """(actual, held-out predicted), each (n, T), of the same method on ``folds`` (None: leave-one-out);
+    NaN where a model was not held out or has no truth."""
     from warehouse.kernels import METHODS
 
-    params = {"method": req.method, "mode": "loocv", "count": req.count, "B": req.B, "seed": req.seed}
-    result, _ = METHODS[req.method](X, P, targets, models, params)
-    return np.asarray(result.actual, float) - np.asarray(result.pred, float)
+    params = {"method": req.method, "mode": "loocv", "count": req.count, "B": req.B, "seed": req.seed,
+              "split": "loo" if folds is None else "folds",
+              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds]}
+    result, _ = METHODS[req.method](m, params)
+    return np.asarray(result.actual, float), np.asarray(result.pred, float)
+
+
+def _residuals(actual: np.ndarray, pred: np.ndarray, link: str) -> np.ndarray:
+    """actual - predicted on the link's scale (logits for 'logit')."""
+    if link == "logit":
+        from models.link import logit
+
+        return logit(actual, 1e-3) - logit(pred, 1e-3)
+    return actual - pred
+
+
+def _extrapolation_splits(con, m: Matrices) -> list[list[list[int]]]:
+    """Per extrapolation split, its held-out sets as row indices of ``m`` (models absent from m dropped)."""
+    from warehouse.evaluate import split_folds
+
+    index = {name: i for i, name in enumerate(m.models)}
+    out = []
+    for split in EXTRAPOLATION_SPLITS:
+        try:
+            rows = split_folds(con, split)
+        except ValueError:          # too few labelled models for this split
+            continue
+        grouped: dict[str, list[int]] = {}
+        for fold, model in rows:
+            if model in index:
+                grouped.setdefault(fold, []).append(index[model])
+        out.append([f for f in grouped.values() if f])
+    return out
 
 
 def interval_offsets(residuals: np.ndarray, level: float) -> tuple[float, float]:
@@ -233,30 +304,61 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     if unknown:
         raise ValueError(f"--exclude names models the warehouse does not know: {', '.join(unknown)}")
     rows = [i for i, name in enumerate(m.models) if name not in set(req.exclude)]
-    models = [m.models[i] for i in rows]
-    X, P = m.X[rows], [p[rows] for p in m.P]
-    proxies, warnings = FITTERS[req.method](X, P, m.targets, models, req) if "abs" in req.tasks else ([], [])
-    pair_proxies, pair_warnings = (PAIR_FITTERS[req.method](X, P, m.targets, models, req)
-                                   if "pair" in req.tasks else ([], []))
-    warnings += pair_warnings
-    residuals = (_loocv_residuals(X, P, m.targets, models, req) if req.intervals and proxies
-                 else np.full((len(models), len(m.targets)), np.nan))
+    if req.method == "compat":   # the published model list: models with target scores (see kernels.labelled_rows)
+        with_targets = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
+        rows = [i for i in rows if i in with_targets]
+    m = m.subset(rows)
+    models, X, P = m.models, m.X, m.P
+    pair_proxies, warnings = PAIR_FITTERS[req.method](m, req) if "pair" in req.tasks else ([], [])
+    if "abs" in req.tasks:
+        pair_cols = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in pair_proxies] or
+                                             [np.zeros(0, np.int64)]))
+        proxies, abs_warnings = (_fit_default(m, req, also_selected=pair_cols) if req.method == "default"
+                                 else FITTERS[req.method](m, req))
+        warnings = abs_warnings + warnings
+    else:
+        proxies = []
+    link = "logit" if proxies and proxies[0].link else "identity"
+    empty = np.full((len(models), len(m.targets)), np.nan)
+    actual, held_out = _split_predictions(m, req, None) if req.intervals and proxies else (empty, empty)
+    residuals = _residuals(actual, held_out, link)
+    extrapolation = np.full((0, len(m.targets)), np.nan)
+    if req.intervals and link == "logit":
+        extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds), link)
+                                        for folds in _extrapolation_splits(con, m)] or [extrapolation])
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     digest = data_hash(models, m.columns, X, P)
+    warnings = _merge_untrained(warnings)
     report = FitReport(fit_id, req.method, models, m.targets, {}, {}, {}, {}, {}, {}, 0.0, warnings)
 
-    weight_rows = []
-    fit_rows = []
+    weight_rows, fit_rows, leaf_rows, centre_rows = [], [], [], None
+    sources = sorted({c[0] for c in m.columns})
     for t, proxy in enumerate(proxies):
         lo_r, hi_r = interval_offsets(residuals[:, t], req.level)
         report.resid_lo[proxy.target], report.resid_hi[proxy.target] = lo_r, hi_r
         report.interval_loo_coverage[proxy.target] = loo_interval_coverage(residuals[:, t], req.level)
         report.n_instances[proxy.target] = len({int(c) for c in proxy.cols})
+        report.trained_on[proxy.target] = list(proxy.trained_on or models)
+        errors = np.abs(actual[:, t] - held_out[:, t])
+        report.loocv_mae[proxy.target] = float(np.nanmean(errors)) if np.isfinite(errors).any() else float("nan")
         params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources,
                       interval_loo_coverage=report.interval_loo_coverage[proxy.target])
-        fit_rows.append((fit_id, "abs", req.method, proxy.target, req.count, json.dumps(params), proxy.intercept,
-                         proxy.lo, proxy.hi, proxy.mix, None, None, _none(lo_r), _none(hi_r), req.level,
-                         proxy.trained_on or models, digest))
+        row = {"fit_id": fit_id, "task": "abs", "method": req.method, "target": proxy.target, "budget": req.count,
+               "params": json.dumps(params), "intercept": proxy.intercept, "clamp_lo": proxy.lo,
+               "clamp_hi": proxy.hi, "mix_weight": proxy.mix, "resid_lo": _none(lo_r), "resid_hi": _none(hi_r),
+               "interval_level": req.level, "trained_on": proxy.trained_on or models, "data_hash": digest,
+               "link": "identity", "sources": sources, "restricted_for": req.restricted_for,
+               "loocv_mae": _none(report.loocv_mae[proxy.target])}
+        if proxy.link:
+            oor = extrapolation[:, t]
+            oor_lo, oor_hi = interval_offsets(np.concatenate([oor, residuals[:, t]]), req.level)
+            row.update({k: float(v) for k, v in proxy.link.items() if k not in ("scale", "centres")},
+                       link="logit", oor_lo=_none(min(oor_lo, lo_r)), oor_hi=_none(max(oor_hi, hi_r)))
+            report.oor_lo[proxy.target], report.oor_hi[proxy.target] = row["oor_lo"], row["oor_hi"]
+            if t == 0:
+                leaf_rows = _leaf_rows(fit_id, m, proxy.link["scale"])
+                centre_rows = _centre_rows(fit_id, m, proxy.link["centres"])
+        fit_rows.append(row)
         for c, side, w, ctr in zip(proxy.cols, proxy.side, proxy.weight, proxy.center):
             b, s, i = m.columns[int(c)]
             weight_rows.append((fit_id, "abs", proxy.target, b, s, i, side, float(w), float(ctr)))
@@ -264,9 +366,10 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     for proxy in pair_proxies:
         report.pair_calibration[proxy.target] = (proxy.cal_a, proxy.cal_b)
         params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources)
-        fit_rows.append((fit_id, "pair", req.method, proxy.target, req.count, json.dumps(params), None, None, None,
-                         params.get("m"), proxy.cal_a, proxy.cal_b, None, None, None,
-                         proxy.trained_on or models, digest))
+        fit_rows.append({"fit_id": fit_id, "task": "pair", "method": req.method, "target": proxy.target,
+                         "budget": req.count, "params": json.dumps(params), "mix_weight": params.get("m"),
+                         "cal_a": proxy.cal_a, "cal_b": proxy.cal_b, "trained_on": proxy.trained_on or models,
+                         "data_hash": digest, "sources": sources, "restricted_for": req.restricted_for})
         for c, w, ctr in zip(proxy.cols, proxy.weight, proxy.center):
             b, s_, i = m.columns[int(c)]
             weight_rows.append((fit_id, "pair", proxy.target, b, s_, i, "pair", float(w), float(ctr)))
@@ -275,9 +378,20 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         con = reopen(con)
     con.execute("BEGIN TRANSACTION")
     try:
-        con.executemany("INSERT INTO proxy_fits VALUES (?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "current_localtimestamp())", fit_rows)
+        for row in fit_rows:
+            names = list(row)
+            con.execute(f"INSERT INTO proxy_fits ({', '.join(names)}, created_at) "
+                        f"VALUES ({', '.join('?::JSON' if n == 'params' else '?' for n in names)}, "
+                        "current_localtimestamp())", [row[n] for n in names])
         con.executemany("INSERT INTO proxy_weights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", weight_rows)
+        if leaf_rows:
+            con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)", leaf_rows)
+        if centre_rows is not None:
+            con.register("_centre_rows", centre_rows)
+            try:
+                con.execute("INSERT INTO proxy_ability_instances SELECT * FROM _centre_rows")
+            finally:
+                con.unregister("_centre_rows")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -286,9 +400,12 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     view = {(mo, t): v for mo, t, v in con.execute(
         "SELECT model, target, predicted FROM predictions WHERE fit_id = ?", [fit_id]).fetchall()}
     for proxy in proxies:
-        gaps = [abs(view[(mo, proxy.target)] - float(np.clip(k, proxy.lo, proxy.hi)))
-                for mo, k in zip(models, proxy.in_sample) if np.isfinite(k)]
+        kernel_value = (lambda k: float(k)) if proxy.link else (lambda k: float(np.clip(k, proxy.lo, proxy.hi)))
+        gaps = [abs(view[(mo, proxy.target)] - kernel_value(k))
+                for mo, k in zip(models, proxy.in_sample) if np.isfinite(k) and (mo, proxy.target) in view]
         report.view_gap[proxy.target] = max(gaps) if gaps else float("nan")
+        if proxy.link:
+            continue
         # compat's own semantics: a missing score is a 0, not the training mean
         x = np.nan_to_num(X[:, proxy.cols], nan=0.0) if req.method == "compat" else \
             np.where(np.isnan(X[:, proxy.cols]), proxy.center, X[:, proxy.cols])
@@ -307,6 +424,49 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         report.pair_view_gap[proxy.target] = max(gaps) if gaps else float("nan")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _merge_untrained(warnings: list[str]) -> list[str]:
+    """The kernels' per-target "no target value for A, B, ..." notes as one line (models with source scores
+    only: the ability scale uses them, no proxy trains on them)."""
+    import re
+
+    untrained: dict[str, None] = {}
+    rest = []
+    for w in warnings:
+        found = re.search(r"no target value for (.+?) \(", w)
+        if found:
+            untrained.update(dict.fromkeys(n.strip() for n in found.group(1).split(",")))
+        elif w not in rest:
+            rest.append(w)
+    if untrained:
+        rest.append(f"{len(untrained)} models have no target score (not trained on; the default method's "
+                    f"ability scale uses their source scores): {', '.join(untrained)}")
+    return rest
+
+
+def _leaf_rows(fit_id: str, m: Matrices, scale) -> list[tuple]:
+    """proxy_leaves rows of an ability scale: leaf index -> (benchmark, subdir) via the first column of it."""
+    first = {}
+    for col, leaf in enumerate(m.leaves):
+        first.setdefault(int(leaf), col)
+    rows = []
+    for leaf, centre, spread, loading in zip(scale.leaves, scale.centre, scale.scale, scale.loading):
+        benchmark, subdir, _ = m.columns[first[int(leaf)]]
+        rows.append((fit_id, benchmark, subdir, float(centre), float(spread), float(loading)))
+    return rows
+
+
+def _centre_rows(fit_id: str, m: Matrices, centres: np.ndarray):
+    """proxy_ability_instances rows (an Arrow table): the instances of the ability scale and their centres."""
+    import pyarrow as pa
+
+    cols = np.flatnonzero(np.isfinite(centres))
+    return pa.table({"fit_id": pa.array([fit_id] * cols.size, pa.string()),
+                     "benchmark": pa.array([m.columns[c][0] for c in cols], pa.string()),
+                     "subdir": pa.array([m.columns[c][1] for c in cols], pa.string()),
+                     "instance_id": pa.array([m.columns[c][2] for c in cols], pa.string()),
+                     "centre": pa.array(centres[cols], pa.float64())})
 
 
 def _none(v: float) -> float | None:

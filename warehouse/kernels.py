@@ -8,13 +8,14 @@ evaluation SQL unnests into the ``loocv_*`` tables. Selection columns come back 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
-from warehouse.matrices import inputs_to_arrays, published_arrays
+from warehouse.matrices import Matrices, inputs_to_matrices, published_arrays
 from warehouse.udfs import REGISTRARS
 
 _COMMON = ("configs STRUCT(target VARCHAR, fold INTEGER, m DOUBLE, nc_h INTEGER, nc_d INTEGER, "
@@ -25,7 +26,7 @@ _COMMON = ("configs STRUCT(target VARCHAR, fold INTEGER, m DOUBLE, nc_h INTEGER,
 ABS_RESULT = f"STRUCT(pred DOUBLE[][], actual DOUBLE[][], {_COMMON})"
 PAIR_RESULT = f"STRUCT(margin DOUBLE[][][], prob DOUBLE[][][], neutral BOOLEAN[][][], actual DOUBLE[][], {_COMMON})"
 
-METHODS: dict[str, Callable[..., Any]] = {}        # Goal A: name -> fn(X, P, targets, models, params)
+METHODS: dict[str, Callable[..., Any]] = {}        # Goal A: name -> fn(Matrices, params)
 PAIR_METHODS: dict[str, Callable[..., Any]] = {}   # Goal B
 
 
@@ -36,72 +37,266 @@ def method(name: str, registry: dict = METHODS):
     return register
 
 
+@dataclass
+class FoldResult:
+    """Predictions of a split evaluation: pred (n, T) NaN outside the held-out folds; actual (n, T)."""
+    pred: np.ndarray
+    actual: np.ndarray
+    configs: dict = field(default_factory=dict)
+    selections: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    fold_configs: dict = field(default_factory=dict)
+    sweep: dict = field(default_factory=dict)
+
+
+def held_out_folds(m: Matrices, params: dict) -> list[list[int]] | None:
+    """params["folds"] (lists of model names, from split_folds) -> row indices; None for plain LOOCV."""
+    if params.get("split", "loo") == "loo" or not params.get("folds"):
+        return None
+    index = {name: i for i, name in enumerate(m.models)}
+    folds = [[index[name] for name in fold if name in index] for fold in params["folds"]]
+    return [f for f in folds if f]
+
+
+def folds_by_masking(m: Matrices, folds: list[list[int]], loo_kernel) -> FoldResult:
+    """Split predictions from a leave-one-out kernel that skips rows without a target: per fold, the
+    held-out rows' targets are hidden, so each held-out row is predicted from exactly the fold's
+    training rows (the other held-out rows have no target to train on)."""
+    actual = m.target_means()
+    pred = np.full(actual.shape, np.nan)
+    warnings: list[str] = []
+    for fold in folds:
+        P = [p.copy() for p in m.P]
+        for p in P:
+            p[fold] = np.nan
+        result = loo_kernel(m.X, P)
+        pred[fold] = np.asarray(result.pred, float)[fold]
+        warnings += [w for w in result.warnings if w not in warnings and "no target value" not in w]
+    return FoldResult(pred, actual, warnings=warnings)
+
+
 @method("compat")
-def compat_abs(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
+def compat_abs(m: Matrices, params: dict):
     """The published pipeline on the published loader's arrays (zeros for missing, float32)."""
     from models import compat
 
-    Xv, kept, P32, Y = published_arrays(X, P)
-    common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"])
-    if params.get("mode") == "fit":
-        configs, _ = compat.frozen_abs_configs(params["count"], targets, q=params.get("q"), m=params.get("m"),
-                                               nc_h=params.get("nc_h"), nc_d=params.get("nc_d"))
-        result = compat.fit_abs(Xv, Y, P32, targets, configs=configs, **common)
-    elif params.get("auto_tune"):
-        q = params.get("q")
-        m_grid = params.get("m_grid") or compat.M_GRID
-        result = compat.loocv_abs_autotune(Xv, Y, P32, targets, q_grid=None if q is None else [q],
-                                           nc_max=params.get("nc_max", 10), m_grid=m_grid, **common)
-    else:
-        configs, warn = compat.frozen_abs_configs(params["count"], targets, q=params.get("q"), m=params.get("m"),
+    def run(X, P, models):
+        Xv, kept, P32, Y = published_arrays(X, P)
+        common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"])
+        if params.get("mode") == "fit":
+            configs, _ = compat.frozen_abs_configs(params["count"], m.targets, q=params.get("q"), m=params.get("m"),
+                                                   nc_h=params.get("nc_h"), nc_d=params.get("nc_d"))
+            return compat.fit_abs(Xv, Y, P32, m.targets, configs=configs, **common), kept
+        if params.get("auto_tune"):
+            q = params.get("q")
+            m_grid = params.get("m_grid") or compat.M_GRID
+            return compat.loocv_abs_autotune(Xv, Y, P32, m.targets, q_grid=None if q is None else [q],
+                                             nc_max=params.get("nc_max", 10), m_grid=m_grid, **common), kept
+        configs, warn = compat.frozen_abs_configs(params["count"], m.targets, q=params.get("q"), m=params.get("m"),
                                                   nc_h=params.get("nc_h"), nc_d=params.get("nc_d"))
-        result = compat.loocv_abs_frozen(Xv, Y, P32, targets, configs=configs, **common)
+        result = compat.loocv_abs_frozen(Xv, Y, P32, m.targets, configs=configs, **common)
         if warn:
             result.warnings.append(warn)
-    return result, kept
+        return result, kept
+
+    folds = held_out_folds(m, params)
+    if folds is None:
+        rows = labelled_rows(m)
+        if len(rows) == len(m.models):
+            return run(m.X, m.P, m.models)
+        result, kept = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        return on_rows(result, rows, len(m.models)), kept
+    # The published loader gives every model a target (missing = 0), so held-out rows cannot be hidden by
+    # masking: each held-out model is predicted by the published LOOCV on the training models plus itself.
+    Y_pub = published_arrays(m.X, m.P)[3].astype(float)
+    pred = np.full(Y_pub.shape, np.nan)
+    for i, rows in _compat_fold_rows(m, folds):
+        result, _ = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        pred[i] = np.asarray(result.pred, float)[rows.index(i)]
+    return FoldResult(pred, Y_pub), np.arange(m.X.shape[1])
+
+
+def labelled_rows(m: Matrices) -> list[int]:
+    """Rows of the models with a target score. The published pipeline's model list is exactly those: a
+    model with source scores only (an older model ingested for the ability scale) would enter it with
+    targets of 0."""
+    return [int(i) for i in np.flatnonzero(np.isfinite(m.target_means()).any(axis=1))]
+
+
+def on_rows(result, rows: list[int], n: int):
+    """A result computed on ``rows`` of the matrices, expanded back to all n rows (NaN elsewhere); fold
+    indices of its selections and configurations renumbered to the full row order."""
+    from dataclasses import replace
+
+    expand = np.full((n, np.asarray(result.pred).shape[1]), np.nan)
+    pred, actual = expand.copy(), expand.copy()
+    pred[rows], actual[rows] = np.asarray(result.pred, float), np.asarray(result.actual, float)
+    fold = {k: rows[k] for k in range(len(rows))}
+    selections = [replace(s, fold=fold.get(s.fold, s.fold)) for s in result.selections]
+    configs = getattr(result, "fold_configs", None) or {}
+    return FoldResult(pred, actual, configs=dict(result.configs), selections=selections,
+                      warnings=list(result.warnings), fold_configs={(fold.get(f, f), t): c
+                                                                   for (f, t), c in configs.items()})
+
+
+def _compat_fold_rows(m: Matrices, folds: list[list[int]]):
+    """(held-out row i, rows = its fold's training models + i) for every held-out row: compat's published
+    loader gives every model a target, so a held-out model is evaluated by the published LOOCV on exactly
+    the models it may learn from plus itself."""
+    labelled = set(labelled_rows(m))
+    for fold in folds:
+        train = sorted(labelled - set(fold))
+        for i in fold:
+            yield i, sorted(train + [i])
 
 
 @method("default")
-def default_abs(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
-    """The fixed method: masked missing data, inductive basis, nested tuning (models/default.py)."""
+def default_abs(m: Matrices, params: dict):
+    """The default method (models/shrinkage.py): the Pace proxy on the logit scale, shrunk toward a
+    monotone link from a source-ability scale fitted on every model with source scores."""
+    from models import shrinkage
+
+    actual = m.target_means()
+    labelled = np.flatnonzero(np.isfinite(actual).any(axis=1))
+    folds = held_out_folds(m, params) or [[int(i)] for i in labelled]
+    pred = shrinkage.predict_folds(m.X, actual, m.targets, m.leaves, m.n_leaves, folds, labelled=labelled,
+                                   collapsed=m.collapsed_mask(), n_instances=m.target_counts(), models=m.models,
+                                   count=params["count"], seed=params["seed"], n_jobs=jobs())
+    return FoldResult(pred, actual), np.arange(m.X.shape[1])
+
+
+@method("instance")
+def instance_abs(m: Matrices, params: dict):
+    """The instance-level Pace proxy with the flaws of spec §18-§20 fixed (models/default.py): masked missing
+    data, inductive basis, nested tuning. The default method before source abilities were added."""
     from models import default
 
-    common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], n_jobs=2)
+    common = dict(models=m.models, count=params["count"], B=params["B"], seed=params["seed"], n_jobs=jobs())
     if params.get("mode") == "fit":
-        result = default.fit_abs_default(X, P, targets, **common)
-    else:
-        result = default.loocv_abs_default(X, P, targets, nested=True, missing=params.get("missing") or "mask",
-                                           **common)
-    return result, np.arange(X.shape[1])
+        return default.fit_abs_default(m.X, m.P, m.targets, **common), np.arange(m.X.shape[1])
+
+    def loo(X, P):
+        return default.loocv_abs_default(X, P, m.targets, nested=True, missing=params.get("missing") or "mask",
+                                         **common)
+
+    folds = held_out_folds(m, params)
+    result = loo(m.X, m.P) if folds is None else folds_by_masking(m, folds, loo)
+    return result, np.arange(m.X.shape[1])
+
+
+def _baseline(name: str, doc: str):
+    def run(m: Matrices, params: dict):
+        from models import baselines
+
+        def loo(X, P):
+            if name == "mean":
+                return baselines.loocv_train_mean(X, P, m.targets, models=m.models)
+            if name == "random-c":
+                return baselines.loocv_random_c(X, P, m.targets, models=m.models, count=params["count"],
+                                                seed=params["seed"])
+            return baselines.loocv_benchmark_ridge(X, P, m.targets, m.column_benchmarks(), models=m.models)
+
+        folds = held_out_folds(m, params)
+        result = loo(m.X, m.P) if folds is None else folds_by_masking(m, folds, loo)
+        return result, np.arange(m.X.shape[1])
+    run.__doc__ = doc
+    return method(name)(run)
+
+
+_baseline("mean", "Baseline: the training models' mean target.")
+_baseline("random-c", "Baseline: C random source instances, their mean score, a 1-D OLS (20 draws).")
+_baseline("bench-ridge", "Baseline: ridge regression on source-benchmark (leaf) averages.")
+
+
+def jobs() -> int:
+    """Worker threads for the kernels: $PACE_JOBS, else the machine's cores (at most 2 by default)."""
+    import os
+
+    value = os.environ.get("PACE_JOBS")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise ValueError(f"PACE_JOBS must be a positive integer, not {value!r}") from None
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+@dataclass
+class PairFoldResult:
+    """Pair predictions of a split evaluation: margins / prob (n, n, T), NaN unless the row model was held out."""
+    margins: np.ndarray
+    prob: np.ndarray
+    actual: np.ndarray
+    configs: dict = field(default_factory=dict)
+    selections: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
 
 
 @method("compat", PAIR_METHODS)
-def compat_pair(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
+def compat_pair(m: Matrices, params: dict):
     """The published Goal B (pinned to Goal A's strict selection), on the published loader's arrays."""
     from models import pair
 
-    Xv, kept, P32, Y = published_arrays(X, P)
-    common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], pin_a=True,
-                  strict=True)
-    if params.get("auto_tune"):
-        result = pair.loocv_pair_autotune(Xv, Y, P32, targets, nc_max=params.get("nc_max", 10), **common)
-    else:
-        configs, _ = pair.frozen_pair_configs(params["count"], targets, pin_a=True)
-        result = pair.loocv_pair_frozen(Xv, Y, P32, targets, configs=_override(configs, params), **common)
-    # the published rule: a zero margin is a predicted loss, never an abstention
-    return result, kept, np.zeros(result.margins.shape, bool)
+    def run(X, P, models):
+        Xv, kept, P32, Y = published_arrays(X, P)
+        common = dict(models=models, count=params["count"], B=params["B"], seed=params["seed"], pin_a=True,
+                      strict=True)
+        if params.get("auto_tune"):
+            return pair.loocv_pair_autotune(Xv, Y, P32, m.targets, nc_max=params.get("nc_max", 10), **common), kept
+        configs, _ = pair.frozen_pair_configs(params["count"], m.targets, pin_a=True)
+        return pair.loocv_pair_frozen(Xv, Y, P32, m.targets, configs=_override(configs, params), **common), kept
+
+    folds = held_out_folds(m, params)
+    if folds is None:
+        rows = labelled_rows(m)     # models with source scores only are not in the published model list
+        result, kept = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        if len(rows) < len(m.models):
+            n, T = len(m.models), len(m.targets)
+            margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+            margins[np.ix_(rows, rows)] = np.asarray(result.margins, float)
+            prob[np.ix_(rows, rows)] = np.asarray(result.prob, float)
+            actual = np.full((n, T), np.nan)
+            actual[rows] = np.asarray(result.actual, float)
+            result = PairFoldResult(margins, prob, actual, warnings=list(result.warnings))
+        # the published rule: a zero margin is a predicted loss, never an abstention
+        return result, kept, np.zeros(result.margins.shape, bool)
+    # as compat_abs: each held-out model is evaluated by the published LOOCV on its training models plus itself
+    n, T = m.X.shape[0], len(m.targets)
+    margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+    for i, rows in _compat_fold_rows(m, folds):
+        result, _ = run(m.X[rows], [p[rows] for p in m.P], [m.models[r] for r in rows])
+        k = rows.index(i)
+        margins[i, rows] = np.asarray(result.margins, float)[k]
+        prob[i, rows] = np.asarray(result.prob, float)[k]
+    actual = published_arrays(m.X, m.P)[3].astype(float)
+    return PairFoldResult(margins, prob, actual), np.arange(m.X.shape[1]), np.zeros(margins.shape, bool)
 
 
 @method("default", PAIR_METHODS)
-def default_pair(X: np.ndarray, P: list[np.ndarray], targets: list[str], models: list[str], params: dict):
+def default_pair(m: Matrices, params: dict):
     """The honest Goal B (models/pair_default.py): soft labels, cross-fitted calibration, neutral abstentions."""
     from models import pair_default
 
-    result = pair_default.loocv_pair_default(X, P, targets, models=models, count=params["count"], B=params["B"],
-                                             seed=params["seed"], n_jobs=2)
+    def loo(X, P):
+        return pair_default.loocv_pair_default(X, P, m.targets, models=m.models, count=params["count"],
+                                               B=params["B"], seed=params["seed"], n_jobs=jobs())
+
+    folds = held_out_folds(m, params)
+    if folds is None:
+        result = loo(m.X, m.P)
+    else:   # hide each fold's targets, as folds_by_masking does for Goal A
+        n, T = m.X.shape[0], len(m.targets)
+        margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+        for fold in folds:
+            P = [p.copy() for p in m.P]
+            for p in P:
+                p[fold] = np.nan
+            r = loo(m.X, P)
+            margins[fold], prob[fold] = np.asarray(r.margins, float)[fold], np.asarray(r.prob, float)[fold]
+        result = PairFoldResult(margins, prob, m.target_means())
     # an exactly zero margin is an abstention (degenerate fit): p = 1/2, half a correct answer
     neutral = np.isfinite(result.margins) & (result.margins == 0)
-    return result, np.arange(X.shape[1]), neutral
+    return result, np.arange(m.X.shape[1]), neutral
 
 
 def _override(configs: dict, params: dict) -> dict:
@@ -166,15 +361,13 @@ def _pick(registry: dict, params: dict):
     return registry[name]
 
 
-def abs_eval_row(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str], params: dict) -> dict:
-    X, P = inputs_to_arrays(x, p)
-    result, kept = _pick(METHODS, params)(X, P, targets, models, params)
-    return _to_row(result, kept, targets)
+def abs_eval_row(m: Matrices, params: dict) -> dict:
+    result, kept = _pick(METHODS, params)(m, params)
+    return _to_row(result, kept, m.targets)
 
 
-def pair_eval_row(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str], params: dict) -> dict:
-    X, P = inputs_to_arrays(x, p)
-    result, kept, neutral = _pick(PAIR_METHODS, params)(X, P, targets, models, params)
+def pair_eval_row(m: Matrices, params: dict) -> dict:
+    result, kept, neutral = _pick(PAIR_METHODS, params)(m, params)
     return _to_pair_row(result, kept, neutral)
 
 
@@ -182,8 +375,10 @@ def _arrow_udf(row_fn, result_sql: str):
     """An Arrow UDF computing ``row_fn`` per input row (normally one row per call)."""
     arrow_type = duckdb.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
 
-    def udf(x, p, targets, models, params):
-        return pa.array([row_fn(x[i], p[i], targets[i].as_py(), models[i].as_py(), json.loads(params[i].as_py()))
+    def udf(x, p, targets, models, leaves, leaf_benchmarks, collapsed, params):
+        return pa.array([row_fn(inputs_to_matrices(x[i], p[i], targets[i].as_py(), models[i].as_py(), leaves[i],
+                                                   collapsed[i], leaf_benchmarks[i].as_py()),
+                                json.loads(params[i].as_py()))
                          for i in range(len(x))], type=arrow_type)
     return udf
 
@@ -197,7 +392,8 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
         if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
             continue
         con.create_function(name, _arrow_udf(row_fn, result_sql),
-                            ["DOUBLE[][]", "DOUBLE[][][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR"], result_sql,
+                            ["DOUBLE[][]", "DOUBLE[][][]", "VARCHAR[]", "VARCHAR[]", "INTEGER[]", "VARCHAR[]",
+                             "INTEGER[][]", "VARCHAR"], result_sql,
                             type="arrow", side_effects=True)
 
 

@@ -21,6 +21,50 @@ class Matrices:
     X: np.ndarray                     # (n, S) float64, NaN = no usable score
     targets: list[str]                # T, alphabetical
     P: list[np.ndarray]               # per target (n, N_t) float64, NaN = missing
+    leaves: np.ndarray | None = None      # (S,) leaf index (benchmark, subdir) of each source column
+    collapsed: np.ndarray | None = None   # (k, 2) [row, col] of source cells in collapsed cells
+    leaf_benchmarks: list[str] | None = None   # (L,) the benchmark of each leaf
+
+    def column_benchmarks(self) -> list[str]:
+        """(S,) the benchmark of each source column."""
+        if self.columns:
+            return [c[0] for c in self.columns]
+        return [self.leaf_benchmarks[int(leaf)] for leaf in self.leaves]
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaves.max()) + 1 if self.leaves is not None and self.leaves.size else 0
+
+    def collapsed_mask(self) -> np.ndarray:
+        """(n, S) True where a source cell collapsed (harness failure; sql/016_collapsed_cells.sql)."""
+        mask = np.zeros(self.X.shape, dtype=bool)
+        if self.collapsed is not None and self.collapsed.size:
+            mask[self.collapsed[:, 0], self.collapsed[:, 1]] = True
+        return mask
+
+    def target_means(self) -> np.ndarray:
+        """(n, T) mean over each model's observed target instances (NaN when it has none)."""
+        out = np.full((self.X.shape[0], len(self.P)), np.nan)
+        for t, p in enumerate(self.P):
+            observed = ~np.isnan(p)
+            count = observed.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[:, t] = np.where(count > 0, np.where(observed, p, 0.0).sum(axis=1) / np.maximum(count, 1), np.nan)
+        return out
+
+    def subset(self, rows) -> "Matrices":
+        """The same matrices restricted to ``rows`` (collapsed cells renumbered)."""
+        rows = [int(r) for r in rows]
+        new = {r: i for i, r in enumerate(rows)}
+        kept = np.asarray([[new[int(r)], int(c)] for r, c in (self.collapsed if self.collapsed is not None else [])
+                           if int(r) in new], dtype=np.int64).reshape(-1, 2)
+        return Matrices([self.models[r] for r in rows], self.columns, self.X[rows], self.targets,
+                        [p[rows] for p in self.P], self.leaves, kept, self.leaf_benchmarks)
+
+    def target_counts(self) -> np.ndarray:
+        """(n, T) number of observed target instances behind each mean."""
+        return np.stack([(~np.isnan(p)).sum(axis=1) for p in self.P], axis=1) if self.P else \
+            np.zeros((self.X.shape[0], 0))
 
 
 def list2d(rows: pa.Array, n_cols: int | None = None) -> np.ndarray:
@@ -37,6 +81,24 @@ def inputs_to_arrays(x: pa.ListScalar, p: pa.ListScalar) -> tuple[np.ndarray, li
     return X, P
 
 
+def _int_array(value: pa.Scalar, width: int | None = None) -> np.ndarray:
+    if value is None or not value.is_valid:
+        return np.zeros((0,) if width is None else (0, width), dtype=np.int64)
+    if width is None:
+        return np.asarray(value.values.to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = value.values.flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.int64).reshape(-1, width)
+
+
+def inputs_to_matrices(x: pa.ListScalar, p: pa.ListScalar, targets: list[str], models: list[str],
+                       leaves: pa.Scalar | None = None, collapsed: pa.Scalar | None = None,
+                       leaf_benchmarks: list[str] | None = None) -> Matrices:
+    """One ``loocv_inputs`` row (as the UDFs receive it) -> Matrices (without the column keys)."""
+    X, P = inputs_to_arrays(x, p)
+    return Matrices(list(models or []), [], X, list(targets or []), P, _int_array(leaves), _int_array(collapsed, 2),
+                    list(leaf_benchmarks or []))
+
+
 def build_matrices(con: duckdb.DuckDBPyConnection, sources: list[str] | None = None,
                    targets: list[str] | None = None) -> Matrices:
     """Read the warehouse into dense arrays via ``loocv_inputs(sources, targets)``."""
@@ -50,7 +112,8 @@ def build_matrices(con: duckdb.DuckDBPyConnection, sources: list[str] | None = N
     X, P = inputs_to_arrays(row.column("x")[0], row.column("p")[0])
     if X.size == 0:
         X = np.zeros((len(models), len(columns)))
-    return Matrices(models, columns, X, target_names, P)
+    return Matrices(models, columns, X, target_names, P, _int_array(row.column("leaves")[0]),
+                    _int_array(row.column("collapsed")[0], 2), row.column("leaf_benchmarks")[0].as_py() or [])
 
 
 def published_arrays(X: np.ndarray, P: list[np.ndarray]):

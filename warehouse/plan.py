@@ -21,6 +21,7 @@ from statistics import NormalDist
 
 import duckdb
 
+
 # |weight| at or below this is 0 (fitted weights of dropped columns come back as exact zeros or
 # as round-off of order 1e-17).
 ZERO_WEIGHT = 1e-12

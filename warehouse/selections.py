@@ -37,8 +37,9 @@ def import_selections(con: duckdb.DuckDBPyConnection, path: Path, name: str | No
     try:
         con.execute("DELETE FROM loocv_selections WHERE run_id = ?", [run_id])
         con.execute("DELETE FROM loocv_runs WHERE run_id = ?", [run_id])
-        con.execute("INSERT INTO loocv_runs VALUES (?, 'abs', ?, 'imported', ?::JSON, NULL, ?, [], NULL, "
-                    "current_localtimestamp())", [run_id, ",".join(modes), json.dumps({"file": path.name}), targets])
+        con.execute("INSERT INTO loocv_runs (run_id, task, mode, method, params, sources, targets, models, seconds, "
+                    "created_at) VALUES (?, 'abs', ?, 'imported', ?::JSON, NULL, ?, [], NULL, current_localtimestamp())",
+                    [run_id, ",".join(modes), json.dumps({"file": path.name}), targets])
         con.executemany("INSERT INTO loocv_selections VALUES (?, ?, ?, '?', ?, ?, ?, NULL, ?, NULL)",
                         [(run_id, *r) for r in rows])
         con.execute("COMMIT")

@@ -44,6 +44,16 @@ def choice(value: str, flag: str, allowed: Sequence[str]) -> str:
     return value
 
 
+def split_name(value: str) -> str:
+    """--split: loo, family, low-K or high-K with K a positive integer."""
+    import re
+
+    if not re.match(r"^(loo|family|(low|high)-[1-9][0-9]*)$", value or ""):
+        raise UserError(f"--split {value!r} is not one of: loo, family, low-K, high-K (K a positive integer, "
+                        "e.g. low-3)")
+    return value
+
+
 def integer(value: int, flag: str, minimum: int | None = 1, maximum: int | None = None) -> int:
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         bounds = (f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}") \

@@ -3,10 +3,16 @@
 ``script(body, server) -> Reply`` decides each answer. Every request is recorded (body and
 headers); ``answered[prompt]`` counts responses fully written for a prompt (the last user
 message), which is what a provider would bill.
+
+``MODES`` holds named scripts for hostile endpoints (lone surrogates, NULs, invalid UTF-8, huge
+replies, garbage bodies, 401, 403, 429 forever, hanging). Run standalone to reproduce a case by
+hand: ``python er_chat_server.py MODE`` prints its URL, then serves until killed.
 """
 from __future__ import annotations
 
 import json
+import re
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -110,7 +116,9 @@ class ChatServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll interval: stop() (shutdown) returns within 50 ms instead of 0.5 s per test
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
 
     @property
     def url(self) -> str:
@@ -125,3 +133,60 @@ class ChatServer:
         self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# ---------------------------------------------------------------------------------- named modes
+def aime_answer(body: dict) -> str:
+    """The right answer to the test packs' 'AIME question i: what is i + 100?' (else '0')."""
+    m = re.search(r"question (\d+)", prompt_of(body))
+    return str(int(m.group(1)) + 100) if m else "0"
+
+
+def raw_completion(content_json: bytes, prompt_tokens: int = 10, completion_tokens: int = 5) -> Reply:
+    """A 200 whose message content is the given raw JSON bytes (so invalid UTF-8 can be sent)."""
+    return Reply(200, b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m", '
+                      b'"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", '
+                      b'"content": ' + content_json + b'}}], "usage": {"prompt_tokens": '
+                      + str(prompt_tokens).encode() + b', "completion_tokens": '
+                      + str(completion_tokens).encode() + b', "total_tokens": 15}}')
+
+
+#: HUGE_CHARS characters of filler before the answer in mode 'huge'
+HUGE_CHARS = 3_000_000
+
+GARBAGE = [b"<html><body>502 Bad Gateway</body></html>", b"", b"null", b"[]", b'{"choices": "none"}',
+           b'{"choices": [{"message": {"content": 42}}]}', b'{"choices": [ broken',
+           b'{"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "many"}}']
+
+
+def _garbage(body, srv):
+    return Reply(200, GARBAGE[(len(srv.requests) - 1) % len(GARBAGE)])
+
+
+MODES: dict[str, Callable[[dict, "ChatServer"], Reply]] = {
+    "ok": lambda b, s: completion(f"Thinking... so \\boxed{{{aime_answer(b)}}}", 50, 10),
+    # JSON escapes a lone surrogate as \ud800: valid JSON, but not encodable as UTF-8
+    "surrogate": lambda b, s: completion(f"Thinking \ud800 and \udfff... so \\boxed{{{aime_answer(b)}}}", 50, 10),
+    "nul": lambda b, s: completion(f"Thinking\x00\x00 so \\boxed{{{aime_answer(b)}}}", 50, 10),
+    "invalid-utf8": lambda b, s: raw_completion(b'"Thinking \xff\xfe\xc3 so \\\\boxed{'
+                                                + aime_answer(b).encode() + b'}"', 50, 10),
+    "huge": lambda b, s: completion("x" * HUGE_CHARS + f" so \\boxed{{{aime_answer(b)}}}", 50, 10),
+    "garbage": _garbage,
+    "401": lambda b, s: error(401, "Incorrect API key provided", {}),
+    "403": lambda b, s: error(403, "This key may not use this model", {}),
+    "404": lambda b, s: error(404, "The model does not exist", {}),
+    "429": lambda b, s: error(429, "Rate limit reached", {"retry-after": "0"}),
+    "hang": lambda b, s: Reply(hang=True),
+}
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else "ok"
+    if mode not in MODES:
+        sys.exit(f"unknown mode {mode!r}; one of: {', '.join(MODES)}")
+    srv = ChatServer(MODES[mode]).start()
+    print(srv.url, flush=True)
+    try:
+        srv.thread.join()
+    except KeyboardInterrupt:
+        srv.stop()

@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from er_chat_server import Reply, completion, error
-from eval_runners.client import (ChatClient, EndpointConfig, MemoryCache, normalize_base_url,
-                                 request_hash)
+from er_chat_server import GARBAGE, HUGE_CHARS, MODES, Reply, completion, error
+from eval_runners.client import (MAX_REPLY_CHARS, ChatClient, EndpointConfig, MemoryCache, clean_text,
+                                 normalize_base_url, parse_completion, request_hash)
 from eval_runners.pricing import PriceTable
 
 KEY = "sk-test-SECRET-7f3a9c"
@@ -83,6 +83,98 @@ def test_non_retryable_error_stops(chat_server):
     srv = chat_server(lambda b, s: error(401, "bad key"))
     res = run(one(srv.url))
     assert not res.ok and res.attempts == 1 and "AuthenticationError" in res.error
+    assert res.error_kind == "auth"
+
+
+@pytest.mark.parametrize("mode,marker", [("surrogate", "\ufffd and \ufffd"), ("nul", "\ufffd\ufffd so"),
+                                         ("invalid-utf8", "\ufffd\ufffd\ufffd so")])
+def test_unencodable_reply_is_cleaned_not_raised(chat_server, mode, marker):
+    """A reply holding a lone surrogate, NULs or invalid UTF-8 comes back as storable text."""
+    srv = chat_server(MODES[mode])
+    res = run(one(srv.url, msgs=[{"role": "user", "content": "AIME question 3: what is 3 + 100?"}]))
+    assert res.ok and res.error is None
+    assert marker in res.text and res.text.endswith("\\boxed{103}")
+    res.text.encode("utf-8")                             # would raise on a lone surrogate
+    assert "\x00" not in res.text and res.note and "U+FFFD" in res.note
+    assert (res.prompt_tokens, res.completion_tokens) == (50, 10)
+
+
+def test_huge_reply_cut_keeping_head_and_tail(chat_server):
+    srv = chat_server(MODES["huge"])
+    res = run(one(srv.url, msgs=[{"role": "user", "content": "AIME question 1: what is 1 + 100?"}]))
+    assert res.ok and len(res.text) <= MAX_REPLY_CHARS < HUGE_CHARS
+    assert res.text.startswith("xxx") and res.text.endswith("\\boxed{101}")      # the final answer survives
+    assert "characters omitted by the runner" in res.text and "cut from" in res.note
+
+
+def test_every_garbage_body_is_an_error_never_an_exception(chat_server):
+    """HTML, empty, null, [], wrong shapes, content 42, truncated JSON, bad usage: no exception."""
+    srv = chat_server(lambda b, s: Reply(200, GARBAGE[len(s.requests) - 1]))
+    results = []
+    for _ in GARBAGE:
+        results.append(run(one(srv.url, max_retries=0)))
+    assert len(srv.requests) == len(GARBAGE)
+    *bad, last = results
+    assert all(not r.ok and r.error_kind == "bad_reply" and r.text is None for r in bad)
+    assert "not JSON" in bad[0].error and "content is int" in bad[5].error
+    # a usable answer with nonsense token counts: kept, counted as 0 tokens, noted
+    assert last.ok and last.text == "x" and last.prompt_tokens == 0 and "not a token count" in last.note
+
+
+def test_garbage_is_retried_then_answered(chat_server):
+    seq = [Reply(200, b"<html>oops</html>"), Reply(200, b'{"choices": []}'), completion("fine")]
+    srv = chat_server(lambda b, s: seq[len(s.requests) - 1])
+    res = run(one(srv.url))
+    assert res.ok and res.text == "fine" and res.attempts == 3
+
+
+def test_parse_and_clean_are_total():
+    assert clean_text("a\ud800b\x00c") == ("a\ufffdb\ufffdc", ["1 lone surrogate(s) replaced by U+FFFD",
+                                                                "1 NUL character(s) replaced by U+FFFD"])
+    text, notes = clean_text("y" * 5000, 1000)
+    assert len(text) <= 1000 and clean_text(text, 1000) == (text, [])           # idempotent
+    body = b'{"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},' \
+           b' "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}'
+    r = parse_completion(body)
+    assert (r.text, r.finish_reason, r.prompt_tokens, r.completion_tokens) == ("ab", "stop", 3, 2)
+
+
+@pytest.mark.parametrize("status,kind", [(401, "auth"), (403, "auth"), (404, "not_found")])
+def test_refused_credentials_stop_every_other_call(chat_server, status, kind):
+    """After a 401/403/404 no further request is sent: calls waiting to retry a 429 give up too."""
+    def script(body, srv):
+        return error(status, f"no access for {KEY}") if "q0" in body["messages"][-1]["content"] \
+            else error(429, "later", {"retry-after": "30"})
+
+    srv = chat_server(script)
+
+    async def go():
+        async with ChatClient(cfg(srv.url, max_retries=5, backoff_base=3600, backoff_max=3600), PRICES) as c:
+            others = [asyncio.create_task(c.complete("m", [{"role": "user", "content": f"q{i}"}], {}))
+                      for i in (1, 2)]
+            while len(srv.requests) < 2:                 # both now wait an hour to retry their 429
+                await asyncio.sleep(0.01)
+            first = await c.complete("m", [{"role": "user", "content": "q0"}], {})
+            later = await c.complete("m", [{"role": "user", "content": "q3"}], {})
+            return first, await asyncio.gather(*others), later, c.stopped
+
+    # without the stop, q1..q3 would each wait an hour: the bound turns that hang into a failure
+    first, others, later, stopped = run(asyncio.wait_for(go(), 30))
+    assert first.error_kind == kind and not first.ok
+    assert all(r.error_kind == "aborted" and r.attempts == 1 for r in others)
+    assert later.error_kind == "aborted" and later.attempts == 0
+    assert len(srv.requests) == 3                        # q1, q2 once each, q0; nothing after the refusal
+    assert f"{srv.url}/v1/chat/completions" in stopped and "'m'" in stopped and f"HTTP {status}" in stopped
+    assert KEY not in stopped and KEY not in first.error
+
+
+@pytest.mark.parametrize("reply,kind", [(error(429, "slow"), "rate_limit"), (error(500, "x"), "server"),
+                                        (Reply(hang=True), "timeout"), (Reply(200, b"<html>"), "bad_reply"),
+                                        (error(400, "context too long"), "bad_request")])
+def test_error_kinds(chat_server, reply, kind):
+    srv = chat_server(lambda b, s: reply)
+    res = run(one(srv.url, max_retries=1, timeout=0.3))
+    assert not res.ok and res.error_kind == kind
 
 
 def test_temperature_rejected_dropped_and_remembered(chat_server):

@@ -125,7 +125,7 @@ def _drive_new_model(tmp_path, db, model, chat_server):
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
     assert summary["status"] == "done" and summary["paid_calls"] == len(cases)
-    assert summary["errors"] == summary["grader_errors"] == summary["unscorable"] == 0, summary["error_samples"]
+    assert summary["failed_calls"] == summary["grader_errors"] == summary["unscorable"] == 0, summary["error_samples"]
 
     con = connect(db)
     got = {(b, s, i): v for b, s, i, v in con.execute(

@@ -5,7 +5,7 @@ import numpy as np
 
 from models.baselines import (benchmark_averages, loocv_benchmark_ridge, loocv_random_c,
                               loocv_train_mean)
-from models.compat import AbsResult
+from models.results import AbsResult
 from tests.models.test_default import make_data
 
 

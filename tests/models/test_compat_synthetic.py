@@ -2,6 +2,7 @@
 import numpy as np
 
 from models import compat
+from models.configs import DEFAULT_A_CONFIG, AbsConfig, frozen_abs_configs
 from models.embeddings import global_projection, global_svd_vt, local_basis
 
 
@@ -19,7 +20,7 @@ def _synthetic(seed=0, n=14, S=600, N=(40, 60)):
     return X, Y, P, ["a_target", "b_target"]
 
 
-CFG = {"a_target": compat.AbsConfig(0.5, 3, 4, 0.5), "b_target": compat.AbsConfig(0.3, 2, 3, 0.3)}
+CFG = {"a_target": AbsConfig(0.5, 3, 4, 0.5), "b_target": AbsConfig(0.3, 2, 3, 0.3)}
 
 
 def test_frozen_shapes_invariants_and_determinism():
@@ -79,7 +80,7 @@ def test_fit_all_weights_reproduce_predictions():
     X = rng.random((n, S))  # continuous -> no tied embeddings
     P = [rng.random((n, 50)).astype(np.float32)]
     Y = np.stack([p.mean(axis=1) for p in P], axis=1)
-    cfg = {"t": compat.AbsConfig(0.4, 3, 4, 0.5)}
+    cfg = {"t": AbsConfig(0.4, 3, 4, 0.5)}
     r = compat.fit_abs(X, Y, P, ["t"], count=40, B=25, configs=cfg, weight_mode="predictor")
     fs = r.selections[0]
     from models.pooling import bootstrap_labels, fit_seed, pooled_stats
@@ -91,14 +92,14 @@ def test_fit_all_weights_reproduce_predictions():
 
 
 def test_frozen_config_table_and_nearest_count():
-    c, w = compat.frozen_abs_configs(100, ["gaia", "swtbench", "other"])
-    assert w is None and c["gaia"] == compat.AbsConfig(0.2, 1, 5, 0.2)
-    assert c["other"] == compat.DEFAULT_A_CONFIG
-    c, w = compat.frozen_abs_configs(25, ["gaia"])
+    c, w = frozen_abs_configs(100, ["gaia", "swtbench", "other"])
+    assert w is None and c["gaia"] == AbsConfig(0.2, 1, 5, 0.2)
+    assert c["other"] == DEFAULT_A_CONFIG
+    c, w = frozen_abs_configs(25, ["gaia"])
     assert "50" in w and c["gaia"].m == 0.5
-    c, w = compat.frozen_abs_configs(125, ["gaia"])  # tie 100/150 -> smaller
+    c, w = frozen_abs_configs(125, ["gaia"])  # tie 100/150 -> smaller
     assert "100" in w and c["gaia"].q == 0.2
-    c, _ = compat.frozen_abs_configs(100, ["gaia"], q=0.7, m=0.1)
+    c, _ = frozen_abs_configs(100, ["gaia"], q=0.7, m=0.1)
     assert c["gaia"].q == 0.7 and c["gaia"].m == 0.1 and c["gaia"].nc_h == 1
 
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.compat import AbsConfig, AbsResult
-from models.default import (DefaultGrid, _Basis, _TargetFit, _cfg_index,
-                            fit_abs_default, loocv_abs_default, target_means)
+from models.autotune import DefaultGrid
+from models.basis import TrainingBasis
+from models.configs import AbsConfig
+from models.default import fit_abs_default, loocv_abs_default
+from models.default_fold import AbsTargetFit
+from models.inputs import target_means
+from models.results import AbsResult
 
 SMALL = DefaultGrid(q=(0.0, 0.5, 1.0), nc=(1, 2, 8), m=(0.0, 0.5, 1.0))
 
@@ -89,8 +93,8 @@ def test_heldout_sources_do_not_shape_basis():
     X2 = X.copy()
     obs = ~np.isnan(X2[i])
     X2[i, obs] = 1.0 - X2[i, obs]  # same missing pattern, different scores
-    b1 = _Basis(X, rows, np.asarray([i]), 0.75)
-    b2 = _Basis(X2, rows, np.asarray([i]), 0.75)
+    b1 = TrainingBasis(X, rows, np.asarray([i]), 0.75)
+    b2 = TrainingBasis(X2, rows, np.asarray([i]), 0.75)
     np.testing.assert_array_equal(b1.rep_cols, b2.rep_cols)
     np.testing.assert_array_equal(b1.Vr, b2.Vr)
     r1, r2 = run(X, P, targets), run(X2, P, targets)
@@ -143,7 +147,7 @@ def test_identical_columns_deduplicated():
     np.testing.assert_allclose(r1.pred, r2.pred, atol=1e-12)
     for s in run(X2, P, targets).selections:
         assert (np.r_[s.H.cols, s.D.cols] < S).all()  # the first copy represents the group
-    b = _Basis(X2, np.arange(X.shape[0] - 1), np.zeros(0, np.int64), 0.75)
+    b = TrainingBasis(X2, np.arange(X.shape[0] - 1), np.zeros(0, np.int64), 0.75)
     assert b.mult.sum() == b.cols.size and b.mult.max() >= 2
 
 
@@ -154,10 +158,10 @@ def test_linear_form_reproduces_fit():
     for t_i, t in enumerate(targets):
         prox = f.proxies[t]
         rows = np.flatnonzero(np.isfinite(f.actual[:, t_i]))
-        bs = _Basis(X, rows, np.zeros(0, np.int64), 0.75)
-        tf = _TargetFit(bs, f.actual[rows, t_i], bs.centred(X, np.arange(n)), SMALL, 20)
+        bs = TrainingBasis(X, rows, np.zeros(0, np.int64), 0.75)
+        tf = AbsTargetFit(bs, f.actual[rows, t_i], bs.centred(X, np.arange(n)), SMALL, 20)
         lo, hi = prox.lo, prox.hi
-        internal = np.clip(tf.all_configs()[_cfg_index(SMALL, prox.config)], lo, hi)
+        internal = np.clip(tf.all_configs()[SMALL.index(prox.config)], lo, hi)
         np.testing.assert_allclose(prox.predict(X), internal, rtol=0, atol=1e-9)
         np.testing.assert_allclose(f.pred[:, t_i], internal, rtol=0, atol=1e-9)
         # one model at a time, as a stored proxy would see it
@@ -232,9 +236,9 @@ def test_linear_form_reproduces_fit_with_fill(missing):
         assert prox.missing == f.missing[t]
         Xf = np.nan_to_num(X) if prox.missing == "zero" else X
         rows = np.flatnonzero(np.isfinite(f.actual[:, t_i]))
-        bs = _Basis(Xf, rows, np.zeros(0, np.int64), 0.75)
-        tf = _TargetFit(bs, f.actual[rows, t_i], bs.centred(Xf, np.arange(n)), SMALL, 20)
-        internal = np.clip(tf.all_configs()[_cfg_index(SMALL, prox.config)], prox.lo, prox.hi)
+        bs = TrainingBasis(Xf, rows, np.zeros(0, np.int64), 0.75)
+        tf = AbsTargetFit(bs, f.actual[rows, t_i], bs.centred(Xf, np.arange(n)), SMALL, 20)
+        internal = np.clip(tf.all_configs()[SMALL.index(prox.config)], prox.lo, prox.hi)
         np.testing.assert_allclose(prox.predict(X), internal, rtol=0, atol=1e-9)
         np.testing.assert_allclose(f.pred[:, t_i], internal, rtol=0, atol=1e-9)
         for z in range(n):  # a raw row with its NaNs, one model at a time

@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from models import compat, pair
+from models import compat, pair, pair_regress, pairwise
+from models.autotune import PairGrid, pair_sweep_configs
+from models.configs import AbsConfig, PairConfig
+from models.metrics import pair_accuracy, sym_accuracy
 from models.pooling import bootstrap_labels
 
 
@@ -22,8 +25,8 @@ def _synthetic(seed=0, n=14, S=600, N=(40, 60), binary=True):
     return X, Y, P, ["a_target", "b_target"]
 
 
-ACFG = {"a_target": compat.AbsConfig(0.5, 3, 4, 0.5), "b_target": compat.AbsConfig(0.3, 2, 3, 0.3)}
-BCFG = {"a_target": pair.PairConfig(0.7, 3, 4), "b_target": pair.PairConfig(0.4, 2, 3)}
+ACFG = {"a_target": AbsConfig(0.5, 3, 4, 0.5), "b_target": AbsConfig(0.3, 2, 3, 0.3)}
+BCFG = {"a_target": PairConfig(0.7, 3, 4), "b_target": PairConfig(0.4, 2, 3)}
 
 
 # --------------------------------------------------------------------------- kernels
@@ -37,15 +40,15 @@ def _pool_case(seed=3, k=4, B=300):
 
 def test_soft_label_objective_identity():
     E, Yb = _pool_case()
-    A, Bi = pair.pair_index(13)
+    A, Bi = pairwise.pair_index(13)
     assert A.size == 156 and np.all(A != Bi) and A[0] == 0 and Bi[0] == 1 and A[12] == 1 and Bi[12] == 0
     Dp = E[A] - E[Bi]
-    f = pair.soft_labels(Yb)
-    Dpool, lab = pair.pooled_design(E, Yb)
+    f = pairwise.soft_labels(Yb)
+    Dpool, lab = pairwise.pooled_design(E, Yb)
     assert Dpool.shape == (300 * 156, 4) and lab.shape == (300 * 156,)
     np.testing.assert_allclose(lab.reshape(300, 156).mean(axis=0), f, atol=0)
-    soft = pair._logit_fun(Dp, f, pair.ALPHA)
-    pooled = pair._logit_fun(Dpool, lab, pair.ALPHA)
+    soft = pair_regress.logit_objective(Dp, f, pair_regress.ALPHA)
+    pooled = pair_regress.logit_objective(Dpool, lab, pair_regress.ALPHA)
     rng = np.random.default_rng(0)
     for _ in range(5):
         w = rng.normal(size=4)
@@ -58,13 +61,13 @@ def test_soft_label_objective_identity():
 def test_soft_label_fit_equals_explicit_tiled_fit():
     for seed in range(3):
         E, Yb = _pool_case(seed, k=3 + seed)
-        A, Bi = pair.pair_index(13)
-        w_soft, sk1 = pair.fit_logit_soft(E[A] - E[Bi], pair.soft_labels(Yb))
-        w_pool, sk2 = pair.fit_logit_pooled(*pair.pooled_design(E, Yb))
+        A, Bi = pairwise.pair_index(13)
+        w_soft, sk1 = pair_regress.fit_logit_soft(E[A] - E[Bi], pairwise.soft_labels(Yb))
+        w_pool, sk2 = pair_regress.fit_logit_pooled(*pairwise.pooled_design(E, Yb))
         assert not sk1 and not sk2
         np.testing.assert_allclose(w_soft, w_pool, atol=1e-6, rtol=0)
         # and both are the optimum (tight reference solve)
-        fun = pair._logit_fun(E[A] - E[Bi], pair.soft_labels(Yb), pair.ALPHA)
+        fun = pair_regress.logit_objective(E[A] - E[Bi], pairwise.soft_labels(Yb), pair_regress.ALPHA)
         ref = minimize(fun, np.zeros(E.shape[1]), jac=True, method="L-BFGS-B",
                        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 1000}).x
         np.testing.assert_allclose(w_soft, ref, atol=1e-4)  # default L-BFGS-B tolerances
@@ -76,7 +79,7 @@ def test_pair_accuracy_masks_ties_and_nan():
                   [-1.0, np.nan, 1.0, np.nan],
                   [1.0, -1.0, np.nan, 0.0],
                   [-1.0, 1.0, -1.0, np.nan]])
-    acc, cnt = pair.pair_accuracy(M, y)
+    acc, cnt = pair_accuracy(M, y)
     # scored: (0,2) ok, (0,3) ok, (1,2) wrong, (2,0) ok, (2,1) wrong, (2,3) margin 0 -> loss: wrong,
     # (3,0) ok, (3,1) wrong, (3,2) ok ; ties (0,1),(1,0) excluded; (1,3) NaN excluded
     assert cnt == 9
@@ -84,7 +87,7 @@ def test_pair_accuracy_masks_ties_and_nan():
 
 
 def test_sweep_config_order_and_skips():
-    cfg = pair.pair_sweep_configs((1, 2, 3), (0.0, 0.5, 1.0))
+    cfg = pair_sweep_configs((1, 2, 3), (0.0, 0.5, 1.0))
     # m=0: nc_h first only (3 nc_d); m=0.5: 9; m=1: nc_d first only (3 nc_h)
     assert cfg.shape == (15, 3)
     assert cfg[:3].tolist() == [[0, 0, 0], [0, 0, 1], [0, 0, 2]]
@@ -171,7 +174,7 @@ def test_autotune_small_grid_picks_first_best():
 
 def test_fit_pair_linear_form_reproduces_margins():
     X, Y, P, T = _synthetic(6, binary=False)
-    cfg = {"a_target": pair.PairConfig(0.6, 2, 3), "b_target": pair.PairConfig(0.3, 3, 2)}
+    cfg = {"a_target": PairConfig(0.6, 2, 3), "b_target": PairConfig(0.3, 3, 2)}
     f = pair.fit_pair(X, Y, P, T, count=30, B=30, configs=cfg, a_configs=ACFG)
     off = ~np.eye(14, dtype=bool)
     for t_i, t in enumerate(T):
@@ -192,11 +195,11 @@ def _fP(P):
 
 def test_newton_solver_is_the_optimum():
     E, Yb = _pool_case(7, k=5)
-    A, Bi = pair.pair_index(13)
-    f = pdm.soft_labels_half(Yb)
-    np.testing.assert_allclose(f + pdm.soft_labels_half(Yb)[_swap_index(13)], 1.0)
-    w = pdm.fit_logit_newton(E[A] - E[Bi], f)
-    fun = pair._logit_fun(E[A] - E[Bi], f, pair.ALPHA)
+    A, Bi = pairwise.pair_index(13)
+    f = pairwise.soft_labels_half(Yb)
+    np.testing.assert_allclose(f + pairwise.soft_labels_half(Yb)[_swap_index(13)], 1.0)
+    w = pair_regress.fit_logit_newton(E[A] - E[Bi], f)
+    fun = pair_regress.logit_objective(E[A] - E[Bi], f, pair_regress.ALPHA)
     ref = minimize(fun, np.zeros(5), jac=True, method="L-BFGS-B",
                    options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 1000}).x
     np.testing.assert_allclose(w, ref, atol=1e-6)
@@ -204,12 +207,12 @@ def test_newton_solver_is_the_optimum():
 
 
 def _swap_index(m):
-    A, Bi = pair.pair_index(m)
+    A, Bi = pairwise.pair_index(m)
     pos = {(a, b): p for p, (a, b) in enumerate(zip(A.tolist(), Bi.tolist()))}
     return np.array([pos[(b, a)] for a, b in zip(A.tolist(), Bi.tolist())])
 
 
-GRID = pdm.PairGrid(q=(0.5,), nc=(1, 2), m=(0.0, 0.5, 1.0))
+GRID = PairGrid(q=(0.5,), nc=(1, 2), m=(0.0, 0.5, 1.0))
 
 
 def test_default_shapes_antisymmetry_determinism():
@@ -257,7 +260,7 @@ def test_default_degenerate_fold_is_neutral():
     np.testing.assert_allclose(r.directed_prob[0, 1:, 1], 0.5)
     # the 13 untied unordered pairs {0, j}: fold j's margin decides (averaged), never a forced loss
     assert r.count["b_target"] == 13
-    acc_zero_only = pdm.sym_accuracy(np.zeros((14, 14)), r.actual[:, 1])[0][0]
+    acc_zero_only = sym_accuracy(np.zeros((14, 14)), r.actual[:, 1])[0][0]
     assert acc_zero_only == 0.5  # all-neutral predictions score exactly 1/2
 
 
@@ -273,7 +276,7 @@ def test_default_missing_targets_are_excluded():
     M = r.directed_margins[:, :, 1].copy()
     M[3, :] = -M[3, :]
     M[:, 3] = -M[:, 3]
-    assert pdm.sym_accuracy(M, r.actual[:, 1])[0][0] == r.accuracy["b_target"]
+    assert sym_accuracy(M, r.actual[:, 1])[0][0] == r.accuracy["b_target"]
 
 
 def test_default_fit_linear_form_reproduces_in_sample_margins():

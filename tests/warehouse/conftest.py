@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.lake import sync_lake
 from ingest.load import ingest_tree
 from ingest.synthetic import generate_tree
 from warehouse.connect import connect
@@ -17,3 +18,32 @@ def synthetic_db(tmp_path_factory):
     ingest_tree(con, tmp / "tree", tmp / "lake")
     con.close()
     return db
+
+
+@pytest.fixture(scope="session")
+def tiny_fitted(tmp_path_factory):
+    """A tiny synthetic warehouse with every user view non-empty (fits for both tasks, LOOCV runs of
+    both tasks) and its `pace export`; returns (db, export folder). Small on purpose: Spark runs on it."""
+    from warehouse.evaluate import EvalRequest, compute_eval, store_eval
+    from warehouse.export import export_parquet
+    from warehouse.fit import FitRequest, fit_and_store
+
+    tmp = tmp_path_factory.mktemp("tiny")
+    generate_tree(tmp / "tree", n_models=7, seed=5, scale=0.1)
+    db = tmp / "pace.duckdb"
+    con = connect(db)
+    ingest_tree(con, tmp / "tree", tmp / "lake")
+    # one model's ifeval rows as if `pace run` had written them: models.origins then holds two values
+    con.execute("""UPDATE scores SET origin = 'runner', source_ref = 'run:tiny'
+                   WHERE benchmark = 'ifeval' AND model = (SELECT min(model) FROM scores)""")
+    sync_lake(con, ["ifeval"])
+    sources = ["planbench", "lifbench", "ifeval"]
+    fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=sources))
+    # a restricted fit, as `pace predict` makes for a model lacking a source benchmark (restricted_fits)
+    fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=["planbench", "ifeval"], tasks=("abs",),
+                                  intervals=False, restricted_for="Orrin-4.5-Pro"))
+    for task in ("abs", "pair"):
+        store_eval(con, compute_eval(con, EvalRequest(count=12, B=10, seed=1, sources=sources), task))
+    export_parquet(con, tmp / "export")
+    con.close()
+    return db, tmp / "export"

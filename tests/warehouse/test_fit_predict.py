@@ -84,10 +84,21 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     assert len(seen[0]) == 4 and seen[0] != seen[1]
     assert all(seen[1][t][1] > seen[0][t][1] for t in seen[1])          # coverage grows
     assert con.execute("SELECT count(*) FROM proxy_fits").fetchall()[0][0] == fits_before   # no refit
-    # with the same scores as the held-out model it gets the same prediction
-    same = dict(con.execute("SELECT target, predicted FROM predictions WHERE model = ?", [held_out]).fetchall())
-    assert {t: p for t, (p, _) in seen[1].items()} == pytest.approx(same, abs=1e-12)
     assert len(plan_rows(con, newcomer)) == len(plan) - len(todo)
+    # run on its plan only, it has none of the instances behind the ability scale (the proxies' own are left
+    # out of it): the prediction is the Pace part alone, and no out-of-range verdict is made
+    assert {a for (a,) in con.execute("SELECT DISTINCT ability FROM predictions WHERE model = ?",
+                                      [newcomer]).fetchall()} == {None}
+    # with every source score of the held-out model it gets exactly the same prediction
+    con.execute("""INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, 'runner', 'run:test',
+                   now() FROM scores s JOIN benchmarks USING (benchmark)
+                   WHERE s.model = ? AND role = 'source'
+                   AND (benchmark, subdir, instance_id) NOT IN (SELECT (benchmark, subdir, instance_id)
+                                                               FROM scores WHERE model = ?)""",
+                [newcomer, held_out, newcomer])
+    same = dict(con.execute("SELECT target, predicted FROM predictions WHERE model = ?", [held_out]).fetchall())
+    now = dict(con.execute("SELECT target, predicted FROM predictions WHERE model = ?", [newcomer]).fetchall())
+    assert now == pytest.approx(same, abs=1e-12)
 
 
 def test_plan_and_predict_commands(fitted, tmp_path):

@@ -20,7 +20,10 @@ def db(tmp_path):
     path = tmp_path / "plan.duckdb"
     con = connect(path)
     for task, target in (("abs", "gaia"), ("abs", "swebench"), ("pair", "gaia")):
-        con.execute("""INSERT INTO proxy_fits VALUES ('f1', ?, 'default', ?, 3, '{}', 0.5, 0, 1, 1, NULL, NULL,
+        con.execute("""INSERT INTO proxy_fits (fit_id, task, method, target, budget, params, intercept, clamp_lo,
+                           clamp_hi, mix_weight, cal_a, cal_b, resid_lo, resid_hi, interval_level, trained_on,
+                           data_hash, created_at)
+                       VALUES ('f1', ?, 'instance', ?, 3, '{}', 0.5, 0, 1, 1, NULL, NULL,
                        -0.1, 0.1, 0.8, ['M1', 'M2'], 'h', now())""", [task, target])
     weights = [  # task, target, benchmark, subdir, instance_id, weight, center
         ("abs", "gaia", "b1", "s", "i1", 0.5, 0.5),

@@ -1,0 +1,148 @@
+"""Goal B regressors on pair differences (spec §6, §8), and the one Newton logistic solver.
+
+All fits are no-intercept: a pair row is Dp = E[a] − E[b] (embedding differences), a label says
+whether a beat b. The logistic objective is mean BCE + (α/2)‖w‖², α = 0.1 as published.
+
+* ``fit_logit_soft`` — compat: L-BFGS-B from 0 with the analytic gradient, ≤ 200 iterations,
+  SciPy's default tolerances (the published optimiser), on soft labels (exactly the pooled
+  objective, ``pairwise.soft_labels``); all labels equal → skipped, w = 0 (§8).
+* ``fit_ols_pooled`` — compat's reg='ols' alternative on the explicit pool.
+* ``newton_logistic`` — Newton's method with step halving to the exact optimum of a ridge
+  logistic (used by ``fit_logit_newton``, the ``default`` pair fit, and by the ``default``
+  Platt calibration).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Tuple
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from .pairwise import pair_index
+from .spearman import spearman_columns
+
+__all__ = ["ALPHA", "MAXITER", "softplus", "logit_objective", "degenerate_labels", "fit_logit_soft",
+           "fit_logit_pooled", "fit_ols_pooled", "newton_logistic", "fit_logit_newton"]
+
+ALPHA = 0.1
+MAXITER = 200
+
+
+def softplus(z):
+    """log(1 + eᶻ), overflow-free."""
+    return np.logaddexp(0.0, z)
+
+
+def logit_objective(D: np.ndarray, f: np.ndarray,
+                    alpha: float) -> Callable[[np.ndarray], Tuple[float, np.ndarray]]:
+    """w ↦ (mean_p[softplus(D_p·w) − f_p·D_p·w] + (α/2)‖w‖², gradient) for D (P, k), f (P,)."""
+    N = D.shape[0]
+
+    def fun(w):
+        z = D @ w
+        loss = float((softplus(z) - f * z).sum() / N + 0.5 * alpha * (w @ w))
+        g = D.T @ (expit(z) - f) / N + alpha * w
+        return loss, g
+
+    return fun
+
+
+def degenerate_labels(labels: np.ndarray) -> bool:
+    """All pooled hard labels equal (given soft labels: all 0 or all 1)."""
+    return bool(np.all(labels == 0.0) or np.all(labels == 1.0))
+
+
+def fit_logit_soft(Dp: np.ndarray, f: np.ndarray, alpha: float = ALPHA,
+                   maxiter: int = MAXITER) -> Tuple[np.ndarray, bool]:
+    """No-intercept ridge logistic on pair differences with soft labels (compat, L-BFGS-B).
+
+    Dp: (P, k) pair-difference rows; f: (P,) soft labels in [0, 1].
+    Minimises mean_p [softplus(Dp_p·w) − f_p·Dp_p·w] + (α/2)‖w‖² with L-BFGS-B
+    from 0 (analytic gradient). Equal to the pooled hard-label objective when
+    f = ``soft_labels`` and the pool tiles Dp (§6). Returns (w (k,), skipped);
+    skipped = all hard labels equal (f all 0 or all 1) → w = 0 (§8).
+    """
+    Dp = np.asarray(Dp, dtype=np.float64)
+    f = np.asarray(f, dtype=np.float64)
+    k = Dp.shape[1]
+    if k == 0 or degenerate_labels(f):
+        return np.zeros(k), True
+    res = minimize(logit_objective(Dp, f, alpha), np.zeros(k), jac=True, method="L-BFGS-B",
+                   options={"maxiter": int(maxiter)})
+    return np.asarray(res.x, dtype=np.float64), False
+
+
+def fit_logit_pooled(D_pool: np.ndarray, labels: np.ndarray, alpha: float = ALPHA,
+                     maxiter: int = MAXITER) -> Tuple[np.ndarray, bool]:
+    """The published explicit fit on the pooled rows (B·P × k, hard labels). Reference/test only."""
+    return fit_logit_soft(D_pool, labels, alpha, maxiter)
+
+
+def fit_ols_pooled(Dp: np.ndarray, Yb: np.ndarray) -> Tuple[np.ndarray, float]:
+    """§8 alternative reg='ols' (explicit pool): w = L1-normalised Spearman weights of the pooled
+    D columns vs dy_pool, slope through the origin on x = D_pool·w. Returns (w (k,), slope);
+    slope 0 when Σx² < 1e-12. The margin is slope·(u_i − u_j)·w."""
+    m = Yb.shape[1]
+    A, Bi = pair_index(m)
+    B = Yb.shape[0]
+    D_pool = np.tile(np.asarray(Dp, dtype=np.float64), (B, 1))
+    dy = (Yb[:, A] - Yb[:, Bi]).astype(np.float64).ravel()
+    rho = spearman_columns(D_pool, dy).astype(np.float64)
+    w = rho / (np.abs(rho).sum() + 1e-12)
+    x = D_pool @ w
+    sx = float(x @ x)
+    slope = float(x @ dy) / sx if sx >= 1e-12 else 0.0
+    return w, slope
+
+
+def newton_logistic(X: np.ndarray, y: np.ndarray, ridge: np.ndarray, *, average: bool = True,
+                    tol: float = 1e-12, maxiter: int = 100, step_tol: Optional[float] = 1e-15) -> np.ndarray:
+    """Exact minimiser of L(w) = Σ_p[softplus(X_p·w) − y_p·X_p·w] / s + ½ wᵀRw by Newton's method.
+
+    X: (P, k) rows, y: (P,) labels in [0, 1], ridge R: (k, k) symmetric positive semi-definite;
+    s = P when ``average`` (mean loss), else 1 (summed loss). From w = 0; each Newton step is
+    halved until the loss does not increase (or the step is < 1e-10 of a full one). Stops when
+    max|∇L| < ``tol``, after ``maxiter`` steps, or (``step_tol`` set) when a step moves w by less
+    than ``step_tol``. Strictly convex when R is positive definite, so the optimum is unique.
+    Returns w (k,) (zeros when X has no row or no column).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    P, k = X.shape
+    w = np.zeros(k)
+    if k == 0 or P == 0:
+        return w
+    scale = P if average else 1.0
+
+    def loss(v):
+        z = X @ v
+        return float((softplus(z) - y * z).sum() / scale + 0.5 * v @ ridge @ v)
+
+    cur = loss(w)
+    for _ in range(maxiter):
+        s = expit(X @ w)
+        g = X.T @ (s - y) / scale + ridge @ w
+        if np.max(np.abs(g)) < tol:
+            break
+        H = (X * (s * (1 - s))[:, None]).T @ X / scale + ridge
+        step = np.linalg.solve(H, g)
+        t = 1.0
+        while True:
+            nw = w - t * step
+            nl = loss(nw)
+            if nl <= cur + 1e-15 * max(1.0, abs(cur)) or t < 1e-10:
+                break
+            t *= 0.5
+        if step_tol is not None and np.max(np.abs(nw - w)) < step_tol:
+            w = nw
+            break
+        w, cur = nw, nl
+    return w
+
+
+def fit_logit_newton(Dp: np.ndarray, f: np.ndarray, alpha: float = ALPHA, tol: float = 1e-12,
+                     maxiter: int = 100) -> np.ndarray:
+    """Exact minimiser of mean_p[softplus(Dp_p·w) − f_p·Dp_p·w] + (α/2)‖w‖² (``default`` pair fit).
+    Dp: (P, k), f: (P,) → w (k,). Strictly convex (α > 0), so unique."""
+    Dp = np.asarray(Dp, dtype=np.float64)
+    return newton_logistic(Dp, f, alpha * np.eye(Dp.shape[1]), average=True, tol=tol, maxiter=maxiter)

@@ -1,0 +1,227 @@
+"""The ``default`` method: the instance-level Pace proxy shrunk toward a structural ability prediction.
+
+Per target t, on the logit scale of the target mean:
+
+    z_pace(x)   = the Pace proxy (``models.default``: selection, embeddings, nested tuning; no clamp to
+                  the training range) fitted to logit(y) of the training models;
+    z_struct(x) = a + b * theta(x), theta the one-factor source ability (``models.ability``, fitted on
+                  every model with source scores except the ones being predicted) and (a, b >= 0) the
+                  monotone logistic link (``models.link``, statsmodels GLM);
+    z(x)        = (1 - w) * z_pace(x) + w * z_struct(x),  prediction = expit(z(x)),
+
+with ``w = W_BASE + (1 - W_BASE) * min(1, d / GATE)``: an even average for a model inside the training
+models' ability range, moving to the structural prediction as the model's ability lies ``d`` training
+standard deviations outside that range. Why (bench/accuracy.py, real data and the synthetic weak tail):
+the Pace proxy learns how the training models differ from each other and pulls every outlier back to
+their mean (19-20 pp error on a synthetic weak tail); the ability link extrapolates but is a cruder
+predictor in range. Averaging them wins or ties in every protocol measured; the gate recovers most of
+the structural model's extrapolation where a model is truly outside the range.
+
+Missing sources: the Pace part imputes a missing selected score with its centre (as ``models.default``);
+the ability uses the leaves the model has. Collapsed cells (``collapsed``: harness failures, see
+sql/016_collapsed_cells.sql) are left out of the ability only: measured on the real data, masking them
+in the Pace part too costs 0.4 pp MAE on the family split (their zeros still rank models there).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
+from .link import LogitLink, expit, fit_logit_link, logit
+
+__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "leaf_means", "fit_shrunk",
+           "predict_folds", "chance_ability"]
+
+W_BASE = 0.5
+GATE = 4.0
+LOGIT_EPS = 1e-3     # target means of exactly 0 or 1 are clipped to this before the logit
+FLOOR_SCORE = 0.01   # the floor reading: a model at chance on every source leaf scores ~1% on a target
+
+
+def _leaf_average(values: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int) -> np.ndarray:
+    """(n, S) values (NaN = none) -> (n, n_leaves) mean of each row's finite values per leaf (NaN if none)."""
+    observed = ~np.isnan(values)
+    sums = np.zeros((values.shape[0], n_leaves))
+    counts = np.zeros((values.shape[0], n_leaves))
+    np.add.at(sums.T, leaf_of_col, np.where(observed, values, 0.0).T)
+    np.add.at(counts.T, leaf_of_col, observed.T.astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, centres: np.ndarray | None = None) -> np.ndarray:
+    """(n, S) scores (NaN = missing) and (S,) leaf index per column -> (n, n_leaves) leaf means (NaN where a
+    model has no score in the leaf).
+
+    Without ``centres``: the mean over the instances the model has. With ``centres`` (S,) (each instance's
+    mean over the models that fitted the scale; NaN = unusable instance): the leaf's mean centre plus the
+    model's mean deviation from the centres on the instances it has, i.e. corrected for how hard the
+    instances it happens to have are. Both agree for a model with every instance; the second stays unbiased
+    for a model scored on a few selected instances (a new model run on its plan only).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    leaf_of_col = np.asarray(leaf_of_col, dtype=np.int64)
+    if centres is None:
+        return _leaf_average(X, leaf_of_col, n_leaves)
+    centres = np.asarray(centres, dtype=np.float64)
+    usable = np.isfinite(centres)
+    level = _leaf_average(np.where(usable, centres, np.nan)[None, :], leaf_of_col, n_leaves)
+    deviation = _leaf_average(np.where(usable, X - centres, np.nan), leaf_of_col, n_leaves)
+    return level + deviation
+
+
+def instance_centres(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(S,) mean score of each instance over ``rows`` (NaN where none of them has it)."""
+    block = np.asarray(X, dtype=np.float64)[np.asarray(rows)]
+    with np.errstate(invalid="ignore"):
+        count = (~np.isnan(block)).sum(axis=0)
+        return np.where(count > 0, np.nansum(block, axis=0) / np.maximum(count, 1), np.nan)
+
+
+@dataclass
+class ShrunkProxy:
+    """One target's fitted predictor. ``pace`` is a ``models.default.LinearProxy`` on the logit scale
+    (its clamp [lo, hi] is in logits too); theta_lo / theta_hi / theta_sd describe the training models'
+    abilities (for the gate and the out-of-range note)."""
+
+    target: str
+    pace: object
+    link: LogitLink
+    theta_lo: float
+    theta_hi: float
+    theta_sd: float
+    trained_on: list[str] = field(default_factory=list)
+    floor: LogitLink | None = None     # the link refitted with the chance-level pseudo-model (pessimistic)
+
+    def distance(self, theta: np.ndarray) -> np.ndarray:
+        """(n,) how far outside [theta_lo, theta_hi] each ability lies, in training standard deviations."""
+        t = np.asarray(theta, dtype=np.float64)
+        out = np.maximum(np.maximum(self.theta_lo - t, t - self.theta_hi), 0.0)
+        return np.where(np.isfinite(t), out / max(self.theta_sd, 1e-12), 0.0)
+
+    def struct_weight(self, theta: np.ndarray) -> np.ndarray:
+        return W_BASE + (1 - W_BASE) * np.clip(self.distance(theta) / GATE, 0.0, 1.0)
+
+    def logits(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """(h, S) scores and (h,) abilities -> (h,) predicted logits."""
+        z_pace = self.pace.predict(X)
+        t = np.asarray(theta, dtype=np.float64)
+        z_struct = np.where(np.isfinite(t), self.link.linear(np.nan_to_num(t)), z_pace)
+        w = self.struct_weight(t)
+        return (1 - w) * z_pace + w * z_struct
+
+    def predict(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        return expit(self.logits(X, theta))
+
+
+@dataclass
+class ShrunkFit:
+    scale: AbilityScale
+    proxies: dict[str, ShrunkProxy]
+    theta: np.ndarray           # (n,) every input row's ability on ``scale``
+    centres: np.ndarray         # (S,) instance centres of the leaf means (NaN: not part of the scale)
+    warnings: list[str] = field(default_factory=list)
+
+    def predict(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), T) predictions for the given rows of the fitted matrix ``X``."""
+        return np.stack([p.predict(X[rows], self.theta[rows]) for p in self.proxies.values()], axis=1)
+
+
+def chance_ability(scale: AbilityScale, n_leaves: int) -> float:
+    """The ability of a model scoring 0 on every leaf (the floor of the scale)."""
+    return float(ability(scale, leaf_logits(np.zeros((1, n_leaves))))[0])
+
+
+def _pace_logit_proxy(X, z, rows, *, count, seed, n_jobs, models):
+    """The Pace proxy fitted to logit target means ``z`` of ``rows`` (B = 0: no bootstrap envelope; the
+    clamp is the training logit range widened by a quarter on each side). Only the training rows are
+    passed on: the proxy's column indices refer to ``X``'s columns either way."""
+    from .default import fit_abs_default
+
+    res = fit_abs_default(X[rows], [z[rows][:, None]], ["t"], models=[models[i] for i in rows], count=count, B=0,
+                          seed=seed, n_jobs=n_jobs, score_range=None)
+    return res.proxies["t"], list(res.warnings)
+
+
+def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int, *,
+               train: np.ndarray, scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
+               n_instances: np.ndarray | None = None,
+               models: Sequence[str] | None = None, count: int = 100, seed: int = 42,
+               n_jobs: int = 1, also_selected: np.ndarray | None = None) -> ShrunkFit:
+    """Fit the default predictor.
+
+    X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
+    where a cell collapsed (left out of the ability);
+    leaf_of_col: (S,) leaf index of each column; train: rows whose targets train the proxies (rows with
+    a NaN target are skipped per target); scale_rows: rows that fit the ability scale (no targets
+    needed); n_instances: (n, T) target instances behind each mean (link weights; default 1);
+    also_selected: columns other proxies selected (e.g. the pairwise fit's), left out of the ability too.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
+    paces, rows_of, warnings = {}, {}, []
+    for t, target in enumerate(targets):
+        rows = np.asarray([i for i in np.asarray(train) if np.isfinite(Y[i, t])], dtype=np.int64)
+        if rows.size < 3:
+            raise ValueError(f"{target}: fewer than 3 training models with a target score")
+        z = np.full(X.shape[0], np.nan)
+        z[rows] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
+        paces[target], warn = _pace_logit_proxy(X, z, rows, count=count, seed=seed + 31 * t, n_jobs=n_jobs,
+                                                models=names)
+        rows_of[target] = rows
+        warnings += [f"{target}: {w}" for w in warn if "no target value" not in w]
+    # The ability never reads the instances a proxy selected: they were chosen because they separate the
+    # training models, so a model scored on them alone (a new model run on its plan) would look further
+    # from the average than it is. Without them its ability comes from the other instances it has.
+    selected = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]
+                                        + [np.asarray(also_selected if also_selected is not None else [],
+                                                      dtype=np.int64)]))
+    X_ability = X.copy()
+    X_ability[:, selected] = np.nan
+    if collapsed is not None:
+        X_ability[np.asarray(collapsed, bool)] = np.nan
+    centres = instance_centres(X_ability, scale_rows)
+    z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves, centres))
+    scale = fit_ability_scale(z_leaf[np.asarray(scale_rows)])
+    centres = np.where(np.isin(np.asarray(leaf_of_col), scale.leaves), centres, np.nan)
+    theta = ability(scale, z_leaf)
+    floor_at = (chance_ability(scale, n_leaves), FLOOR_SCORE)
+    proxies: dict[str, ShrunkProxy] = {}
+    for t, target in enumerate(targets):
+        rows = rows_of[target]
+        y = np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS)
+        n_inst = None if n_instances is None else np.asarray(n_instances, float)[rows, t]
+        link = fit_logit_link(theta[rows], y, n_inst)
+        floor = fit_logit_link(theta[rows], y, n_inst, floor=floor_at)
+        th = theta[rows][np.isfinite(theta[rows])]
+        proxies[target] = ShrunkProxy(target, paces[target], link, float(th.min()), float(th.max()),
+                                      float(th.std()) if th.size > 1 else 1.0, [names[i] for i in rows], floor)
+    return ShrunkFit(scale, proxies, theta, centres, warnings)
+
+
+def predict_folds(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int,
+                  folds: Sequence[Sequence[int]], *, labelled: np.ndarray | None = None,
+                  collapsed: np.ndarray | None = None, n_instances: np.ndarray | None = None, models: Sequence[str] | None = None,
+                  count: int = 100, seed: int = 42, n_jobs: int = 1) -> np.ndarray:
+    """Held-out predictions for each fold: (n, T), NaN outside the folds.
+
+    Each fold's rows are removed from training *and* from the ability scale, so nothing about them but
+    their own source scores reaches their prediction. labelled: rows that may train (default: rows
+    with any finite target).
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    n = Y.shape[0]
+    lab = np.flatnonzero(np.isfinite(Y).any(axis=1)) if labelled is None else np.asarray(labelled)
+    pred = np.full((n, len(targets)), np.nan)
+    for fold in folds:
+        held = np.asarray(sorted(fold), dtype=np.int64)
+        keep = ~np.isin(np.arange(n), held)
+        fit = fit_shrunk(X, Y, targets, leaf_of_col, n_leaves, train=lab[~np.isin(lab, held)],
+                         scale_rows=np.flatnonzero(keep), collapsed=collapsed, n_instances=n_instances, models=models, count=count,
+                         seed=seed, n_jobs=n_jobs)
+        pred[held] = fit.predict(X, held)
+    return pred

@@ -1,0 +1,64 @@
+-- Source cells that look like a harness or answer-format failure rather than ability: a model scores
+-- (almost) nothing on a cell that the other models mostly solve. A cell is a leaf (benchmark, subdir),
+-- or a facet of it when the leaf's instance ids carry a small set of alphabetic suffixes (logiqa's
+-- `<n>_strict-match` / `<n>_flexible-extract`: one answer filter can fail while the other works).
+--   reason 'near_zero'      the model's mean is <= 0.05 while the other models' median is >= 0.15, and
+--                           either the model does the benchmark's other cells (their mean >= 0.15) or
+--                           it scores near zero on every cell of the benchmark (the whole benchmark
+--                           failed); a model that is weak across a benchmark is weak, not collapsed
+--          'failures_only'  every listed score is 0 and the file lists < 90% of the cell's instances
+--                           (upstream bfcl files that list only the failed instances)
+-- The ability model (source_ability, the default method) treats these cells as missing; compat keeps
+-- the published zeros. Ingest reports them as anomalies.
+CREATE OR REPLACE VIEW collapsed_cells AS
+WITH src AS (
+    SELECT s.model, s.benchmark, s.subdir, s.instance_id, s.score,
+           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix
+    FROM scores AS s JOIN benchmarks AS b USING (benchmark)
+    WHERE b.role = 'source'
+),
+suffixes AS (      -- leaves whose ids split into 2-8 alphabetic suffixes, each >= 10% of the ids
+    SELECT benchmark, subdir
+    FROM (SELECT benchmark, subdir, suffix, count(DISTINCT instance_id) AS n,
+                 sum(count(DISTINCT instance_id)) OVER (PARTITION BY benchmark, subdir) AS total
+          FROM src GROUP BY benchmark, subdir, suffix)
+    GROUP BY benchmark, subdir
+    HAVING count(*) BETWEEN 2 AND 8 AND min(n) >= 0.1 * any_value(total) AND min(length(suffix)) > 0
+),
+cells AS (
+    SELECT src.model, src.benchmark, src.subdir,
+           CASE WHEN f.benchmark IS NOT NULL THEN src.suffix ELSE '' END AS facet,
+           count(*) AS n_rows, avg(src.score) AS mean, max(src.score) AS max_score
+    FROM src LEFT JOIN suffixes AS f USING (benchmark, subdir)
+    WHERE src.score IS NOT NULL
+    GROUP BY ALL
+),
+cell_sizes AS (
+    SELECT src.benchmark, src.subdir,
+           CASE WHEN f.benchmark IS NOT NULL THEN src.suffix ELSE '' END AS facet,
+           count(DISTINCT src.instance_id) AS n_instances
+    FROM src LEFT JOIN suffixes AS f USING (benchmark, subdir)
+    GROUP BY ALL
+),
+siblings AS (
+    SELECT model, benchmark, count(*) AS n_cells, count(*) FILTER (WHERE mean <= 0.05) AS n_near_zero,
+           sum(mean) AS mean_sum
+    FROM cells GROUP BY ALL
+),
+others AS (
+    SELECT a.model, a.benchmark, a.subdir, a.facet, median(b.mean) AS others_median, count(b.model) AS n_others
+    FROM cells AS a JOIN cells AS b
+      ON a.benchmark = b.benchmark AND a.subdir = b.subdir AND a.facet = b.facet AND a.model <> b.model
+    GROUP BY ALL
+)
+SELECT c.model, c.benchmark, c.subdir, c.facet, c.n_rows, z.n_instances, c.mean, o.others_median,
+       CASE WHEN c.max_score = 0 AND c.n_rows < 0.9 * z.n_instances THEN 'failures_only'
+            ELSE 'near_zero' END AS reason
+FROM cells AS c
+JOIN cell_sizes AS z USING (benchmark, subdir, facet)
+JOIN siblings AS g USING (model, benchmark)
+LEFT JOIN others AS o USING (model, benchmark, subdir, facet)
+WHERE (c.mean <= 0.05 AND o.others_median >= 0.15 AND o.n_others >= 2
+       AND (g.n_near_zero = g.n_cells
+            OR (g.mean_sum - c.mean) / greatest(g.n_cells - 1, 1) >= 0.15))
+   OR (c.max_score = 0 AND c.n_rows < 0.9 * z.n_instances);

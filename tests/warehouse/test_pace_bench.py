@@ -1,0 +1,160 @@
+"""The PACE-Bench layout: a fitted selection out as one <target>.jsonl per target (benchmark, subdir,
+instance_id, weight per record), and back in as a fit that plan, run and predictions use."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import duckdb
+import pytest
+
+from tests.helpers import run_pace
+
+
+@pytest.fixture
+def copy_db(tiny_fitted, tmp_path):
+    db, _ = tiny_fitted
+    (tmp_path / "w").mkdir()
+    target = tmp_path / "w" / "pace.duckdb"
+    shutil.copy(db, target)
+    # only the current fits travel in the PACE-Bench layout: drop the fixture's restricted fit, which would
+    # otherwise predict some models before the round trip and be superseded by the imported fit after it
+    con = duckdb.connect(str(target))
+    con.execute("DELETE FROM proxy_weights WHERE fit_id IN (SELECT fit_id FROM proxy_fits WHERE restricted_for IS NOT NULL)")
+    con.execute("DELETE FROM proxy_fits WHERE restricted_for IS NOT NULL")
+    con.close()
+    return target
+
+
+def _predictions(db):
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT model, target, predicted, low, high, fit_id FROM predictions ORDER BY 1, 2").fetchall()
+    con.close()
+    return rows
+
+
+def _same(rows_a, rows_b) -> bool:
+    """Same predictions: keys equal, numbers within 1e-12 (DuckDB sums in parallel, in no fixed order)."""
+    close = lambda x, y: (x is None and y is None) or (x is not None and y is not None and abs(x - y) <= 1e-12)  # noqa: E731
+    return len(rows_a) == len(rows_b) and all(
+        a[:2] == b[:2] and a[5] == b[5] and all(close(x, y) for x, y in zip(a[2:5], b[2:5]))
+        for a, b in zip(rows_a, rows_b))
+
+
+def test_export_writes_one_jsonl_per_target_with_the_current_weights(copy_db, tmp_path):
+    out = tmp_path / "bench"
+    result = run_pace("selections", "export", out, "--format", "pace-bench", "--db", copy_db)
+    assert result.exit_code == 0, result
+    con = duckdb.connect(str(copy_db), read_only=True)
+    expected = con.execute("""SELECT target, benchmark, subdir, instance_id, weight FROM proxy_instances
+                              WHERE task = 'abs' ORDER BY ALL""").fetchall()
+    targets = [t for (t,) in con.execute("SELECT DISTINCT target FROM current_fits WHERE task = 'abs'").fetchall()]
+    con.close()
+    assert sorted(p.name for p in out.glob("*.jsonl")) == sorted(f"{t}.jsonl" for t in targets)
+    got = []
+    for path in out.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            assert {"benchmark", "subdir", "instance_id", "weight"} <= set(rec)
+            got.append((path.stem, rec["benchmark"], rec["subdir"], rec["instance_id"], rec["weight"]))
+    assert sorted(got) == expected
+    # a second export into the same folder needs --overwrite, and replaces only its own files
+    (out / "notes.txt").write_text("mine")
+    assert run_pace("selections", "export", out, "--format", "pace-bench", "--db", copy_db).exit_code == 2
+    assert run_pace("selections", "export", out, "--format", "pace-bench", "--overwrite", "--db",
+                    copy_db).exit_code == 0
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_round_trip_gives_the_same_predictions_and_becomes_the_current_fit(copy_db, tmp_path):
+    before = _predictions(copy_db)
+    out = tmp_path / "bench"
+    assert run_pace("selections", "export", out, "--format", "pace-bench", "--db", copy_db).exit_code == 0
+    result = run_pace("selections", "import", out, "--name", "shared-fit", "--db", copy_db)
+    assert result.exit_code == 0 and "shared-fit" in result.stdout, result
+    after = _predictions(copy_db)
+    assert [r[:2] for r in after] == [r[:2] for r in before] and {r[5] for r in after} == {"shared-fit"}
+    for old, new in zip(before, after):
+        for a, b in zip(old[2:5], new[2:5]):
+            assert (a is None and b is None) or abs(a - b) <= 1e-12, (old, new)
+    # importing the same folder again replaces the fit instead of adding a second copy
+    assert run_pace("selections", "import", out, "--name", "shared-fit", "--db", copy_db).exit_code == 0
+    con = duckdb.connect(str(copy_db), read_only=True)
+    n = con.execute("SELECT count(*) FROM proxy_weights WHERE fit_id = 'shared-fit'").fetchone()[0]
+    assert n == sum(len(p.read_text().splitlines()) for p in out.glob("*.jsonl"))
+
+
+def test_a_published_folder_without_centers_is_completed_from_this_warehouse(copy_db, tmp_path):
+    """The published dataset has weights only: centers, intercept and clamp come from the models here."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    con = duckdb.connect(str(copy_db), read_only=True)
+    picked = con.execute("""SELECT benchmark, subdir, instance_id, weight FROM proxy_instances
+                            WHERE task = 'abs' AND target = 'swebench' ORDER BY ALL""").fetchall()
+    con.close()
+    lines = [json.dumps({"benchmark": b, "subdir": s, "instance_id": i, "weight": w, "prompt": "ignored"})
+             for b, s, i, w in picked]
+    (folder / "swebench.jsonl").write_text("\n".join(lines) + "\n")
+    result = run_pace("selections", "import", folder, "--db", copy_db)
+    assert result.exit_code == 0 and "from this warehouse" in result.stdout, result
+    con = duckdb.connect(str(copy_db), read_only=True)
+    fit_id, intercept, lo, hi, trained = con.execute("""SELECT fit_id, intercept, clamp_lo, clamp_hi, trained_on
+        FROM current_fits WHERE task = 'abs' AND target = 'swebench'""").fetchone()
+    means = dict(con.execute("""SELECT model, mean FROM target_means WHERE target = 'swebench' AND n_scored > 0""")
+                 .fetchall())
+    assert fit_id.startswith("pace-bench-") and sorted(trained) == sorted(means)
+    assert abs(intercept - sum(means.values()) / len(means)) <= 1e-12
+    assert (lo, hi) == (min(means.values()), max(means.values()))
+    model = sorted(means)[0]
+    scores = dict(((b, s, i), v) for b, s, i, v in con.execute(
+        "SELECT benchmark, subdir, instance_id, score FROM scores WHERE score IS NOT NULL AND model IN "
+        "(SELECT unnest(?::VARCHAR[]))", [[model]]).fetchall())
+    expected = intercept
+    for b, s, i, w in picked:
+        values = [v for (v,) in con.execute("""SELECT score FROM scores WHERE benchmark = ? AND subdir = ?
+            AND instance_id = ? AND score IS NOT NULL AND model IN (SELECT unnest(?::VARCHAR[]))""",
+                                            [b, s, i, sorted(means)]).fetchall()]
+        center = sum(values) / len(values) if values else 0.0
+        if (b, s, i) in scores:
+            expected += w * (scores[(b, s, i)] - center)
+    got = con.execute("SELECT predicted FROM predictions WHERE model = ? AND target = 'swebench'",
+                      [model]).fetchone()[0]
+    assert abs(got - min(max(expected, lo), hi)) <= 1e-9
+
+
+def test_plan_asks_a_new_model_for_the_imported_instances(copy_db, tmp_path):
+    folder = tmp_path / "one"
+    folder.mkdir()
+    con = duckdb.connect(str(copy_db), read_only=True)
+    b, s, i = con.execute("SELECT benchmark, subdir, instance_id FROM scores WHERE benchmark = 'lifbench' "
+                          "ORDER BY ALL LIMIT 1").fetchone()
+    con.close()
+    (folder / "gaia.jsonl").write_text(json.dumps({"benchmark": b, "subdir": s, "instance_id": i, "weight": 0.3}))
+    assert run_pace("selections", "import", folder, "--db", copy_db).exit_code == 0
+    planned = run_pace("plan", "Brand-New", "--json", "--db", copy_db)
+    assert planned.exit_code == 0, planned
+    rows = {(r["benchmark"], r["subdir"], r["instance_id"]) for r in json.loads(planned.stdout)["rows"]}
+    assert (b, s, i) in rows
+
+
+@pytest.mark.parametrize("content, needle", [
+    ('{"benchmark": "x", "instance_id": "1"}\n', "missing weight"),
+    ('{"benchmark": "x", "instance_id": "1", "weight": "heavy"}\n', "weight 'heavy' is not a finite number"),
+    ('{"benchmark": "x", "instance_id": "1", "weight": 1}\nnot json\n', "gaia.jsonl:2: not a JSON line"),
+])
+def test_a_bad_record_is_one_line_naming_file_and_line_and_writes_nothing(copy_db, tmp_path, content, needle):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "gaia.jsonl").write_text(content)
+    before = _predictions(copy_db)
+    result = run_pace("selections", "import", folder, "--db", copy_db)
+    assert result.exit_code == 2 and needle in result.stderr and len(result.stderr.strip().splitlines()) == 1, result
+    assert _same(_predictions(copy_db), before)
+
+
+def test_a_source_benchmark_is_not_a_target_file(copy_db, tmp_path):
+    folder = tmp_path / "wrong"
+    folder.mkdir()
+    (folder / "ifeval.jsonl").write_text('{"benchmark": "x", "instance_id": "1", "weight": 1}\n')
+    result = run_pace("selections", "import", folder, "--db", copy_db)
+    assert result.exit_code == 2 and "is a source benchmark here, not a target" in result.stderr, result

@@ -1,0 +1,92 @@
+"""`pace import lm-eval|inspect`: per-sample results written by evaluation harnesses (mounted on the main app)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from warehouse import settings, validate
+from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
+from warehouse.output import emit_json
+
+import_app = typer.Typer(
+    help="Import per-sample results written by evaluation harnesses, with the guarantees of `pace ingest` "
+         "(idempotent, all or nothing, anomalies reported, lake kept in step). A TOML map says, per harness "
+         "task, the Pace benchmark/subdir, the metric that is the score and the instance id (see README).",
+    no_args_is_help=True)
+
+MapOpt = Annotated[Path, typer.Option(
+    "--map", envvar="PACE_IMPORT_MAP", show_envvar=True,
+    help="TOML map, one table tasks.<task> per harness task: benchmark, metric (or subdir -> metric), "
+         "id, ... (see README).")]
+ModelOpt = Annotated[Optional[str], typer.Option(
+    "--model", help="The model's name in the warehouse (default: the map's `model`, else the harness's own).")]
+LakeOpt = Annotated[Optional[Path], typer.Option(
+    "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside it).")]
+PruneOpt = Annotated[bool, typer.Option(help="Remove rows of files of THIS path that disappeared from it.")]
+StrictOpt = Annotated[bool, typer.Option(help="Treat every anomaly as an error (nothing is written).")]
+DupOpt = Annotated[str, typer.Option(
+    "--duplicates", help="A repeated instance id keeps its first row, its last row, or is an error.")]
+
+
+def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, duplicates, json_out) -> None:
+    from ingest.csvfile import DUPLICATE_POLICIES
+    from ingest.harness import READERS, read_results
+    from ingest.harness_map import load_map
+    from ingest.lake import lake_of
+    from ingest.load import load_units
+
+    validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+    if model is not None:
+        model = validate.model_name(model, "--model")
+    path, map_path = settings.user_path(path), settings.user_path(map_path)
+    load_map(map_path, kind)
+    total = len(READERS[kind].discover(path))
+    bar, advance = progress_bar(total, f"import {kind}", not json_out)
+    with bar:                                       # every file is read and checked before the warehouse opens
+        units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=advance)
+    con = open_write(db, create=True)
+    report = load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates)
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        typer.echo(report.to_text())
+
+
+@import_app.command("lm-eval")
+def import_lm_eval(
+    path: Annotated[Path, typer.Argument(help="An lm-eval --output_path folder (searched for "
+                                         "samples_<task>_<time>.jsonl) or one samples file.")],
+    map_path: MapOpt,
+    model: ModelOpt = None,
+    db: DbOpt = None,
+    lake: LakeOpt = None,
+    prune: PruneOpt = False,
+    strict: StrictOpt = False,
+    duplicates: DupOpt = "first",
+    json_out: JsonOpt = False,
+) -> None:
+    """Import lm-evaluation-harness samples (written with --log_samples)."""
+    _run("lm-eval", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+
+
+@import_app.command("inspect")
+def import_inspect(
+    path: Annotated[Path, typer.Argument(help="An Inspect log folder (searched for *.eval / *.json) or one log.")],
+    map_path: MapOpt,
+    model: ModelOpt = None,
+    db: DbOpt = None,
+    lake: LakeOpt = None,
+    prune: PruneOpt = False,
+    strict: StrictOpt = False,
+    duplicates: DupOpt = "first",
+    json_out: JsonOpt = False,
+) -> None:
+    """Import Inspect AI evaluation logs (read with inspect_ai; extra `inspect`)."""
+    _run("inspect", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+
+
+def mount(app: typer.Typer) -> None:
+    app.add_typer(import_app, name="import")

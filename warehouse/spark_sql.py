@@ -1,0 +1,104 @@
+"""The user-facing views in Spark SQL, transpiled by sqlglot from the DuckDB SQL in ``sql/``.
+
+``pace export`` writes ``spark/views.sql``: it registers the exported Parquet as temporary views
+(``scores/`` with its hive partitions, every other table from its file) and creates every user view
+over them, so another team can run the same views on Spark. Nothing is edited by hand after
+sqlglot: where sqlglot cannot say a view's meaning in Spark SQL, the view's own SQL is changed
+(for example ``current_fits`` avoids ``QUALIFY``, which sqlglot rewrites with a helper column that
+would leak into ``SELECT *``). :func:`to_spark` refuses any output that introduces such a helper
+name, so a new view that needs the same treatment fails loudly, here and in the tests.
+"""
+from __future__ import annotations
+
+import re
+
+from warehouse.connect import sql_files
+
+READ, WRITE = "duckdb", "spark"
+EXPORT_VARIABLE = "pace_export"          # ${pace_export}: the export folder, set by the caller
+_VIEW = re.compile(r"^CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\b", re.I | re.M)
+# names sqlglot makes up when it rewrites a construct (QUALIFY -> _w, subqueries -> _t / _q / _u ...)
+_HELPER = re.compile(r"(?<![\w.`'])_[a-z](?:_\d+)?\b")
+
+
+class NotTranspilable(ValueError):
+    """sqlglot cannot express this view in Spark SQL without changing its meaning."""
+
+
+def _strip_comments(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")).strip()
+
+
+def view_sources() -> dict[str, str]:
+    """view name -> its ``CREATE OR REPLACE VIEW`` statement from ``sql/`` (comments removed)."""
+    out: dict[str, str] = {}
+    for path in sql_files():
+        text = path.read_text(encoding="utf-8")
+        m = _VIEW.search(text)
+        if m:
+            out[m.group(1)] = _strip_comments(text).rstrip(";").strip()
+    return out
+
+
+def to_spark(name: str, sources: dict[str, str] | None = None) -> str:
+    """The view ``name`` as a Spark ``CREATE OR REPLACE TEMPORARY VIEW`` statement."""
+    import sqlglot
+    from sqlglot.errors import ErrorLevel, SqlglotError
+
+    sources = view_sources() if sources is None else sources
+    if name not in sources:
+        raise NotTranspilable(f"no view {name!r} in sql/")
+    original = sources[name]
+    try:
+        (out,) = sqlglot.transpile(original, read=READ, write=WRITE, pretty=True,
+                                   unsupported_level=ErrorLevel.RAISE)
+    except SqlglotError as exc:
+        raise NotTranspilable(f"{name}: sqlglot cannot write it for Spark: {str(exc).splitlines()[0]}") from None
+    made_up = sorted(set(_HELPER.findall(out)) - set(_HELPER.findall(original)))
+    if made_up:
+        raise NotTranspilable(f"{name}: sqlglot rewrote it with helper name(s) {', '.join(made_up)}, which can "
+                              "leak into the result (e.g. SELECT * after QUALIFY): rewrite the view in plain SQL")
+    out, n = re.subn(r"^CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMPORARY VIEW", out, count=1)
+    if not n:
+        raise NotTranspilable(f"{name}: unexpected sqlglot output: {out[:60]!r}")
+    return out
+
+
+def registration(name: str, partitioned: bool = False) -> str:
+    """A temporary view over an exported table: ``<name>.parquet``, or the hive-partitioned folder."""
+    location = f"${{{EXPORT_VARIABLE}}}/{name}" + ("" if partitioned else ".parquet")
+    return f"CREATE OR REPLACE TEMPORARY VIEW {name} USING parquet OPTIONS (path '{location}')"
+
+
+def spark_script(views: list[str], tables: list[str], partitioned: tuple[str, ...] = ("scores",),
+                 not_for_spark: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """The whole ``spark/views.sql`` (settings, table registrations, then the views in ``sql/`` order)
+    and the views left out of it with the reason: those in ``not_for_spark``, and any sqlglot cannot
+    write faithfully (none, as long as the tests pass)."""
+    sources = view_sources()
+    left_out = dict(not_for_spark or {})
+    order = [v for v in sources if v in views and v not in left_out]
+    left_out.update({v: "no such view in sql/" for v in views if v not in sources})
+    head = [
+        "-- Pace Warehouse views in Spark SQL (transpiled by sqlglot from the warehouse's sql/ files).",
+        f"-- Set {EXPORT_VARIABLE} to this export's folder, then run every statement, e.g.",
+        f"--   spark-sql -d {EXPORT_VARIABLE}=/path/to/export -i spark/views.sql -e 'SELECT * FROM predictions'",
+        f"--   or in PySpark: spark.conf.set('{EXPORT_VARIABLE}', path), then spark.sql() each statement",
+        "--   of this file (each ends with ';' at the end of a line: split on ';\\n').",
+        "-- Partition values stay strings (a benchmark named 2024 is not a number).",
+    ]
+    statements = ["SET spark.sql.sources.partitionColumnTypeInference.enabled=false"]
+    statements += [registration(t, t in partitioned) for t in list(partitioned) + [t for t in tables
+                                                                                 if t not in partitioned]]
+    for view in order:
+        try:
+            statements.append(to_spark(view, sources))
+        except NotTranspilable as exc:
+            left_out[view] = str(exc)
+    head += [f"-- {view}: not written for Spark: {why}" for view, why in left_out.items()]
+    return "\n".join(head) + "\n" + "".join(s + ";\n\n" for s in statements), left_out
+
+
+def split_statements(script: str) -> list[str]:
+    """The statements of a script written by :func:`spark_script`, split as its header tells users to."""
+    return [p for p in script.split(";\n") if p.strip()]
