@@ -216,3 +216,92 @@ def test_a_kill_before_the_new_files_land_is_repaired_on_the_next_open(tmp_path,
     monkeypatch.undo()
     con = connect(db)
     assert lake_drift(con, lake) == {}
+
+
+# ------------------------------------------------------------- bulk path == per-file path, whole tree
+def _per_file_only(monkeypatch):
+    """Every file read by the per-file parser (the reference), none by DuckDB's reader."""
+    classify = bulk._classify
+    monkeypatch.setattr(bulk, "_classify", lambda name, data: ("reference", *classify(name, data)[1:]))
+
+
+def _inject(root: Path) -> dict[str, str]:
+    """Damage a synthetic tree the way real trees are damaged; returns what was done to which file."""
+    files = sorted(p for p in root.rglob("*.csv"))
+    done = {}
+
+    def edit(path: Path, change, what):
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join(change(lines)))
+        done[path.relative_to(root).as_posix()] = what
+
+    # a repeated id block (the first rows again, other scores), a whole second run, non-numeric scores,
+    # a score outside [0, 1]
+    edit(files[0], lambda ls: ls[:-1] + [ls[1].replace(b",1,", b",0,").replace(b",0.", b",1."), ls[2], b""],
+         "repeats")
+    edit(files[3], lambda ls: ls[:-1] + ls[1:-1] + [b""], "two runs")
+    edit(files[5], lambda ls: [ls[0], *(l.rsplit(b",", 2)[0] + b",n/a," + l.rsplit(b",", 1)[1] if 0 < i < 4 else l
+                                        for i, l in enumerate(ls[1:], 1))], "non-numeric")
+    edit(files[7], lambda ls: [ls[0], ls[1].split(b",")[0] + b",1.5," + ls[1].split(b",")[2], *ls[2:]], "out of range")
+    return done
+
+
+def _state(con) -> tuple:
+    scores = con.execute("SELECT model, benchmark, subdir, instance_id, score, metric_name, source_ref "
+                         "FROM scores ORDER BY ALL").fetchall()
+    files = con.execute("SELECT * EXCLUDE (ingested_at, tree) FROM score_files ORDER BY path").fetchall()
+    return scores, files
+
+
+@pytest.mark.parametrize("duplicates", ["first", "last"])
+def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_per_file_path_does(
+        tmp_path, monkeypatch, duplicates):
+    from ingest.synthetic import generate_tree
+
+    monkeypatch.setattr(bulk, "BATCH_FILES", 7)                # several batches
+    root = tmp_path / "t"
+    generate_tree(root, n_models=4, seed=3, scale=0.02)
+    done = _inject(root)
+    assert sorted(done.values()) == ["non-numeric", "out of range", "repeats", "two runs"]
+    got = {}
+    for how in ("bulk", "per-file"):
+        with monkeypatch.context() as m:
+            if how == "per-file":
+                _per_file_only(m)
+            con = connect(tmp_path / f"{how}.duckdb")
+            report = ingest_tree(con, root, tmp_path / f"{how}-lake", duplicates=duplicates)
+            assert lake_drift(con, tmp_path / f"{how}-lake") == {}
+            got[how] = (_state(con), sorted((a.kind, a.where, a.message) for a in report.anomalies),
+                        report.rows_written, report.files_per_file)
+            con.close()
+    (state_b, anomalies_b, rows_b, per_file_b), (state_r, anomalies_r, rows_r, per_file_r) = got["bulk"], got["per-file"]
+    assert per_file_r == len(list(root.rglob("*.csv"))) and per_file_b < per_file_r / 2
+    assert rows_b == rows_r and state_b == state_r
+    assert anomalies_b == anomalies_r
+    kinds = {k for k, _, _ in anomalies_b}
+    assert {"repeated_runs", "conflicting_duplicates", "null_scores", "out_of_range"} <= kinds
+
+
+def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, monkeypatch):
+    from ingest.synthetic import generate_tree
+
+    monkeypatch.setattr(bulk, "BATCH_FILES", 7)
+    root = tmp_path / "t"
+    generate_tree(root, n_models=4, seed=3, scale=0.02)
+    bad = sorted(root.rglob("*.csv"))[-2]
+    lines = bad.read_bytes().split(b"\n")
+    cr = b"\r" if lines[5].endswith(b"\r") else b""
+    lines[5] = lines[5].rstrip(b"\r") + b",surplus" + cr      # line 6 gets a fourth field
+    bad.write_bytes(b"\n".join(lines))
+    errors = []
+    for how in ("bulk", "per-file"):
+        with monkeypatch.context() as m:
+            if how == "per-file":
+                _per_file_only(m)
+            con = connect(tmp_path / f"{how}.duckdb")
+            with pytest.raises(IngestError) as info:
+                ingest_tree(con, root, tmp_path / f"{how}-lake")
+            errors.append((info.value.path, info.value.line, info.value.message))
+            assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
+            con.close()
+    assert errors[0] == errors[1] and errors[0][0] == str(bad) and errors[0][1] == 6
