@@ -6,9 +6,12 @@ all sources. Writes bench/results/loocv.json with, per run, the whole process's 
 seconds, the evaluation's own seconds (recorded in loocv_runs), the machine's load average around
 it, and the published pipeline's time for the same run: reference/v2/timings.txt (measured on
 another machine) and timings-this-machine.txt (rerun on a machine of this kind). Plots are drawn
-only on request (`--plots`); one headline run with `--plots` shows what they cost.
+only on request (`--plots`); one headline run with `--plots` shows what they cost. The warehouse is
+the real tree ingested with DeepSeek-V3.2-Reasoner aliased to DeepSeek-V3.2 (as bench/accuracy.py).
+``--runs headline`` runs only the two headline runs (with and without plots); results of runs not
+run are kept from the JSON.
 
-    .venv/bin/python bench/loocv.py [--repeat 3]
+    .venv/bin/python bench/loocv.py [--repeat 3] [--runs headline]
 """
 from __future__ import annotations
 
@@ -68,7 +71,10 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--runs", default="all", choices=["all", "headline"],
+                        help="all runs, or only the compat headline (with and without --plots)")
     args = parser.parse_args()
+    runs = [r for r in RUNS if args.runs == "all" or r[0].startswith("compat headline") and "v2" in r[0]]
     if not REAL.is_dir():
         sys.exit(f"needs the real scores at {REAL}")
     results = []
@@ -76,7 +82,9 @@ def main() -> None:
         db = str(Path(tmp) / "pace.duckdb")
         subprocess.run([PACE, "ingest", str(REAL), "--db", db, "--no-progress", "--json"], check=True,
                        capture_output=True)
-        for name, flags, sources, ref in RUNS:
+        subprocess.run([PACE, "alias", "add", "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2", "--db", db], check=True,
+                       capture_output=True)
+        for name, flags, sources, ref in runs:
             walls, cpus, kernels, loads = [], [], [], []
             for _ in range(args.repeat):
                 cmd = [PACE, "loocv", "abs", *flags, "--count", "100", "--B", "300", "--seed", "42", "--db", db,
@@ -103,6 +111,10 @@ def main() -> None:
             print(json.dumps(row))
             results.append(row)
     out = REPO / "bench" / "results" / "loocv.json"
+    if args.runs != "all" and out.exists():         # keep the runs not run this time, in RUNS order
+        fresh = {r["run"]: r for r in results}
+        old = {r["run"]: r for r in json.loads(out.read_text()).get("results", [])}
+        results = [fresh.get(name) or old[name] for name, *_ in RUNS if name in fresh or name in old]
     out.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores",
                                "repeat": args.repeat,
                                "note": "wall: the whole `pace loocv abs` process (start-up, evaluation, results; "

@@ -5,25 +5,33 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
 
     ingest        `pace ingest TREE --json` into an empty warehouse (rows/s, the report's phases)
     reingest      the same again: every file unchanged (hashing and bookkeeping only)
-    pandas        the naive per-file pandas loop of bench/ingest.py (killed at the RSS cap; then the
-                  time for all files is extrapolated from its rate, and labelled so)
+    pandas        the per-file pandas loop of bench/ingest.py (read_csv, first of repeated ids, scores
+                  to numbers), its frames concatenated and loaded into DuckDB one benchmark at a time
+                  (one concat of 10^8 rows would need far more memory than the machine has); killed at
+                  the RSS cap, the time for all files is extrapolated from its rate, and labelled so
     sizes         database file and Parquet lake on disk
     stats         a full scan of the instance_stats view
     status        `pace status --json` (counts per benchmark, lake row counts)
     doctor        `pace doctor --check --json` (content fingerprint of scores and of the lake)
     matrices      the evaluation inputs: loocv_inputs pivoted into dense arrays (warehouse.matrices)
-    fit           `pace fit FIT_ARGS --json` (default: --method default); killed at the RSS cap or timeout
+    fit           `pace fit FIT_ARGS --json` (default: no arguments, i.e. the default method with
+                  intervals); killed at the RSS cap or the timeout, and recorded as such
     lookup_fit    `pace fit LOOKUP_FIT_ARGS` (compat, no intervals, three sources), run when the fit failed or
                   was skipped, only so the lookups have stored proxies (their cost does not depend on the
                   sources: ~400 weighted instances either way)
     add_model     ingest of a second tree holding one new model (a copy of one model's files)
     lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each
 
-Results are merged into bench/results/scale.json (one entry per size, so sizes can be run
-separately), with the machine's load average before and after each step. A log-log plot of time
-against rows goes to bench/results/scale.png (``--plot`` redraws it from the JSON alone).
+``matrices`` (the evaluation inputs) is measured only when asked for by ``--steps``.
 
-    .venv/bin/python bench/scale.py --models 100,300 [--steps ingest,pandas,...] [--rss-cap-gib 12]
+Results are merged into bench/results/scale.json step by step (one entry per size, each step's
+figures replaced only when the step is run again, so a size or a step can be rerun alone), with the
+machine's load average before and after each step. A log-log plot of time against rows goes to
+bench/results/scale.png (``--plot`` redraws it from the JSON alone). Trees and warehouses stay in
+``--work`` between runs (default: a temporary folder removed at the end), e.g. to rerun the fit:
+
+    .venv/bin/python bench/scale.py --sizes 100,300,1000 --work /tmp/scale-work --keep
+    .venv/bin/python bench/scale.py --sizes 1000 --steps fit --work /tmp/scale-work --keep
     .venv/bin/python bench/scale.py --plot
 """
 from __future__ import annotations
@@ -48,6 +56,7 @@ PY = sys.executable
 PACE = str(Path(sys.executable).parent / "pace")
 STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "status", "doctor", "matrices", "fit", "lookup_fit",
          "add_model", "lookups")
+DEFAULT_STEPS = tuple(s for s in STEPS if s != "matrices")
 GIB = 1 << 30
 
 
@@ -125,7 +134,9 @@ def _du(path: Path) -> int:
 
 # ------------------------------------------------------------------------------ probes (run as children)
 def probe_pandas(tree: str) -> None:
-    """The naive loader of bench/ingest.py, with progress on stderr (so a killed run still tells its rate)."""
+    """The per-file pandas loop of bench/ingest.py, loaded into DuckDB one benchmark at a time (files
+    come in tree order, i.e. benchmark by benchmark), with progress on stderr (so a killed run still
+    tells its rate)."""
     import duckdb
     import pandas as pd
 
@@ -134,24 +145,35 @@ def probe_pandas(tree: str) -> None:
 
     started = time.perf_counter()
     files = discover(tree)
-    frames, rows = [], 0
-    for k, sf in enumerate(files, 1):
-        df = pd.read_csv(sf.path, dtype=str, keep_default_na=False)
-        df = df.drop_duplicates(subset="id", keep="first")
-        df["score"] = pd.to_numeric(df["score"], errors="coerce")
-        df["model"], df["benchmark"], df["subdir"] = sf.file_model, sf.benchmark, sf.subdir
-        frames.append(df)
-        rows += len(df)
-        if k % 200 == 0:
-            print(json.dumps({"files": k, "of": len(files), "rows": rows, "s": time.perf_counter() - started}),
-                  file=sys.stderr, flush=True)
-    allrows = pd.concat(frames, ignore_index=True)
-    with tempfile.TemporaryDirectory() as tmp:
+    rows = 0
+    with tempfile.TemporaryDirectory(dir=Path(tree).parent) as tmp:
         con = duckdb.connect(str(Path(tmp) / "naive.duckdb"))
-        con.execute("CREATE TABLE scores AS SELECT model, benchmark, subdir, id AS instance_id, score, metric_name "
-                    "FROM allrows")
+        con.execute("CREATE TABLE scores (model VARCHAR, benchmark VARCHAR, subdir VARCHAR, instance_id VARCHAR, "
+                    "score DOUBLE, metric_name VARCHAR)")
+
+        def load(frames: list) -> None:
+            part = pd.concat(frames, ignore_index=True)
+            con.execute("INSERT INTO scores SELECT model, benchmark, subdir, id, score, metric_name FROM part")
+
+        frames: list = []
+        for k, sf in enumerate(files, 1):
+            if frames and sf.benchmark != frames[-1]["benchmark"].iat[0]:
+                load(frames)
+                frames = []
+            df = pd.read_csv(sf.path, dtype=str, keep_default_na=False)
+            df = df.drop_duplicates(subset="id", keep="first")
+            df["score"] = pd.to_numeric(df["score"], errors="coerce")
+            df["model"], df["benchmark"], df["subdir"] = sf.file_model, sf.benchmark, sf.subdir
+            frames.append(df)
+            rows += len(df)
+            if k % 200 == 0:
+                print(json.dumps({"files": k, "of": len(files), "rows": rows, "s": time.perf_counter() - started}),
+                      file=sys.stderr, flush=True)
+        if frames:
+            load(frames)
+        stored = con.execute("SELECT count(*) FROM scores").fetchone()[0]
         con.close()
-    print(json.dumps({"rows": len(allrows), "files": len(files), "s": time.perf_counter() - started}))
+    print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
 
 
 def probe_matrices(db: str) -> None:
@@ -211,7 +233,8 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
 
 
 # ------------------------------------------------------------------------------ one size
-def measure_size(n_models: int, args, work: Path) -> dict:
+def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> dict:
+    """Run the chosen steps on one size; ``save(entry)`` after each step (a kill keeps what was measured)."""
     cap, timeout = int(args.rss_cap_gib * GIB), args.timeout
     tree, wh = work / f"tree-{n_models}", work / f"wh-{n_models}"
     db = wh / "pace.duckdb"
@@ -238,12 +261,14 @@ def measure_size(n_models: int, args, work: Path) -> dict:
             steps["ingest"]["rows_per_s"] = round(rep["rows_written"] / r["wall_s"])
             res["rows"] = rep["rows_written"]
         print(f"[{n_models}] ingest: {_brief(steps['ingest'])}", flush=True)
+        save(res)
     if "reingest" in want and db.exists():
         r = run([PACE, "ingest", str(tree), "--db", str(db), "--no-progress", "--json"], timeout=timeout, cap=cap)
         rep = _json(r) or {}
         steps["reingest"] = {**_public(r), "files_unchanged": rep.get("files_unchanged"),
                              "phases": {k: round(v, 2) for k, v in (rep.get("phases") or {}).items()}}
         print(f"[{n_models}] reingest: {_brief(steps['reingest'])}", flush=True)
+        save(res)
     if "pandas" in want:
         r = run([PY, __file__, "--probe-pandas", str(tree)], timeout=timeout, cap=cap)
         step = _public(r)
@@ -260,30 +285,37 @@ def measure_size(n_models: int, args, work: Path) -> dict:
                                              "times all files (concat and the DuckDB load not included)")
         steps["pandas"] = step
         print(f"[{n_models}] pandas: {_brief(step)}", flush=True)
+        save(res)
     if "sizes" in want and db.exists():
         res["sizes"] = {"db_mib": round(_du(db) / 2**20), "lake_mib": round(_du(wh / "lake") / 2**20)}
         print(f"[{n_models}] sizes: {res['sizes']}", flush=True)
+        save(res)
     if "stats" in want and db.exists():
         r = run([PACE, "sql", "SELECT count(*), sum(n_models), sum(mean_score), sum(variance), sum(discrimination), "
                  "sum(cardinality(target_correlation)) FROM instance_stats",     # every column, so none is pruned
                  "--db", str(db), "--json"], timeout=timeout, cap=cap)
         steps["stats"] = _public(r)
         print(f"[{n_models}] stats: {_brief(steps['stats'])}", flush=True)
+        save(res)
     for name, cmd in (("status", ["status"]), ("doctor", ["doctor", "--check"])):
         if name in want and db.exists():
             r = run([PACE, *cmd, "--db", str(db), "--json"], timeout=timeout, cap=cap)
             steps[name] = _public(r)
             print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
+            save(res)
     if "matrices" in want and db.exists():
         r = run([PY, __file__, "--probe-matrices", str(db)], timeout=timeout, cap=cap)
         steps["matrices"] = {**_public(r), **(_json(r) or {})}
         print(f"[{n_models}] matrices: {_brief(steps['matrices'])}", flush=True)
+        save(res)
     if "fit" in want and db.exists():
         r = run([PACE, "fit", *args.fit_args.split(), "--db", str(db), "--json"], timeout=args.fit_timeout, cap=cap)
         rep = _json(r) or {}
-        steps["fit"] = {**_public(r), "args": args.fit_args, "in_fit_s": rep.get("seconds"),
+        steps["fit"] = {**_public(r), "args": args.fit_args or "(none: the default method, with intervals)",
+                        "rss_cap_gib": args.rss_cap_gib, "timeout_s": args.fit_timeout, "in_fit_s": rep.get("seconds"),
                         "targets": rep.get("targets"), "models": len(rep.get("models") or [])}
         print(f"[{n_models}] fit: {_brief(steps['fit'])}", flush=True)
+        save(res)
     fitted = "fit" in steps and steps["fit"]["rc"] == 0
     if ("lookup_fit" in want or "fit" in want and not fitted) and args.lookup_fit_args and db.exists():
         # the lookups need stored proxies: a lighter fit when the fit above failed (or was not run)
@@ -292,6 +324,7 @@ def measure_size(n_models: int, args, work: Path) -> dict:
         steps["fit_for_lookups"] = {**_public(r), "args": args.lookup_fit_args,
                                     "note": "only so that predictions and plan can be measured"}
         print(f"[{n_models}] fit_for_lookups: {_brief(steps['fit_for_lookups'])}", flush=True)
+        save(res)
     names = sorted({f.stem for f in files})
     if "add_model" in want and db.exists():
         extra = work / f"extra-{n_models}"
@@ -309,11 +342,13 @@ def measure_size(n_models: int, args, work: Path) -> dict:
         steps["add_model"] = {**_public(r), "rows": rep.get("rows_written"),
                               "phases": {k: round(v, 2) for k, v in (rep.get("phases") or {}).items()}}
         print(f"[{n_models}] add_model: {_brief(steps['add_model'])}", flush=True)
+        save(res)
     if "lookups" in want and db.exists():
         r = run([PY, __file__, "--probe-lookups", str(db), names[len(names) // 2], "NeverSeenModel",
                  str(args.calls)], timeout=timeout, cap=cap)
         steps["lookups"] = {**_public(r), **(_json(r) or {})}
         print(f"[{n_models}] lookups: {_brief(steps['lookups'])}", flush=True)
+        save(res)
     return res
 
 
@@ -368,44 +403,67 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
     return path
 
 
+def _pandas_rate(step: dict) -> tuple[float | None, str]:
+    """The pandas loop's rows/s and how it was obtained ('' = it finished)."""
+    if step.get("rc") == 0 and step.get("rows_per_s"):
+        return step["rows_per_s"], ""
+    p = step.get("progress_at_kill")
+    if p and p.get("s"):
+        return p["rows"] / p["s"], f"killed after {p['files']}/{p['of']} files: rate of that prefix"
+    return None, "-"
+
+
 def table(results: dict) -> str:
     """The README table (markdown)."""
-    head = ("| models | rows | ingest s (rows/s) | peak RSS | pandas loop s | DB / lake MiB | instance_stats s "
-            "| fit s (RSS) | predictions p50/p95 ms | plan p50 ms |")
+    head = ("| models | rows | ingest s | ours M rows/s | pandas loop M rows/s | ours / pandas | ingest peak RSS "
+            "| DB / lake MiB | instance_stats s | status / doctor s | plan p50 / p95 ms | predictions p50 / p95 ms "
+            "| pace fit |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in sorted(results.get("sizes", {}).values(), key=lambda s: s["models"]):
         st = s["steps"]
-        ing, pdl, fit = st.get("ingest", {}), st.get("pandas", {}), st.get("fit", {})
-        pandas = (f"{pdl['wall_s']:.0f}" if pdl.get("rc") == 0 else
-                  f"killed; ~{pdl['extrapolated_wall_s']:.0f} extrapolated" if pdl.get("extrapolated_wall_s") else "-")
-        fit_s = (f"{fit['wall_s']:.0f} ({fit['peak_rss_mib'] / 1024:.1f} GiB)" if fit.get("rc") == 0 else
-                 f"failed: {fit.get('killed') or fit.get('error', '')}"[:60] if fit else "-")
+        ing, fit = st.get("ingest", {}), st.get("fit", {})
+        ours = ing.get("rows_per_s")
+        theirs, how = _pandas_rate(st.get("pandas", {}))
+        ratio = f"{ours / theirs:.1f}x" if ours and theirs else "-"
+        pandas = f"{theirs / 1e6:.2f}" + (f" ({how})" if how else "") if theirs else how
+        if fit.get("rc") == 0:
+            fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB"
+        elif fit:
+            fit_s = (f"killed at {fit['wall_s']:.0f} s ({fit['killed']})" if fit.get("killed")
+                     else f"rc {fit.get('rc')}: {fit.get('error', '')}"[:70])
+        else:
+            fit_s = "-"
         lk = st.get("lookups", {})
         pred = lk.get("predictions") or {}
-        plan_ = lk.get("plan_new_model") or {}
+        plan_ = lk.get("plan_known_model") or {}
         sizes = s.get("sizes", {})
-        lines.append(f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} "
-                     f"({ing.get('rows_per_s', 0) / 1e6:.2f} M/s) | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
-                     f"{pandas} | {sizes.get('db_mib', '-')} / {sizes.get('lake_mib', '-')} | "
-                     f"{st.get('stats', {}).get('wall_s', 0):.1f} | {fit_s} | "
-                     f"{pred.get('p50_ms', '-')} / {pred.get('p95_ms', '-')} | {plan_.get('p50_ms', '-')} |")
+        sd = "/".join(f"{st[k]['wall_s']:.1f}" if k in st else "-" for k in ("status", "doctor"))
+        lines.append(f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} | "
+                     f"{(ours or 0) / 1e6:.2f} | {pandas} | {ratio} | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
+                     f"{sizes.get('db_mib', '-')} / {sizes.get('lake_mib', '-')} | "
+                     f"{st.get('stats', {}).get('wall_s', 0):.1f} | {sd} | "
+                     f"{plan_.get('p50_ms', '-')} / {plan_.get('p95_ms', '-')} | "
+                     f"{pred.get('p50_ms', '-')} / {pred.get('p95_ms', '-')} | {fit_s} |")
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------ main
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="100,300,1000", help="tree sizes (models), comma-separated")
+    parser.add_argument("--sizes", "--models", dest="models", default="100,300,1000",
+                        help="tree sizes (models), comma-separated")
     parser.add_argument("--scale", type=float, default=5.87, help="generator scale: 5.87 ~ 100k source instances")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", default=",".join(STEPS), help=f"subset of {','.join(STEPS)}")
+    parser.add_argument("--steps", default=",".join(DEFAULT_STEPS),
+                        help=f"comma-separated subset of {','.join(STEPS)} (default: all but matrices)")
     parser.add_argument("--work", type=Path, default=None, help="folder for trees and warehouses (default: a temp "
                         "folder, removed at the end unless --keep)")
     parser.add_argument("--keep", action="store_true", help="keep trees and warehouses")
-    parser.add_argument("--rss-cap-gib", type=float, default=12.0, help="kill a step above this resident memory")
+    parser.add_argument("--rss-cap-gib", type=float, default=10.0, help="kill a step above this resident memory")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per step")
-    parser.add_argument("--fit-timeout", type=float, default=1800.0, help="seconds for `pace fit`")
-    parser.add_argument("--fit-args", default="--method default", help="arguments for `pace fit`")
+    parser.add_argument("--fit-timeout", type=float, default=1200.0, help="seconds for `pace fit` (goal: 600 at "
+                        "1,000 models)")
+    parser.add_argument("--fit-args", default="", help="arguments for `pace fit` (default: none)")
     parser.add_argument("--lookup-fit-args",
                         default="--method compat --no-intervals --task abs --sources planbench,mmmu,visualpuzzles",
                         help="if the fit fails, fit with these arguments so the lookups have proxies ('' = no)")
@@ -438,11 +496,13 @@ def main() -> None:
         results.setdefault("sizes", {})
         try:
             for n in [int(x) for x in args.models.split(",")]:
-                entry = measure_size(n, args, work)
                 old = results["sizes"].get(str(n), {})
-                old_steps = old.get("steps", {})
-                results["sizes"][str(n)] = {**old, **entry, "steps": {**old_steps, **entry["steps"]}}
-                RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+
+                def save(entry: dict, n=n, old=old) -> None:
+                    results["sizes"][str(n)] = {**old, **entry, "steps": {**old.get("steps", {}), **entry["steps"]}}
+                    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+
+                save(measure_size(n, args, work, save))
         finally:
             if not args.keep and args.work is None:
                 shutil.rmtree(work, ignore_errors=True)
