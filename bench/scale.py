@@ -20,7 +20,8 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   was skipped, only so the lookups have stored proxies (their cost does not depend on the
                   sources: ~400 weighted instances either way)
     add_model     ingest of a second tree holding one new model (a copy of one model's files)
-    lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each
+    lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each (fewer,
+                  and said so, when they take over a minute together)
 
 ``matrices`` (the evaluation inputs) is measured only when asked for by ``--steps``.
 
@@ -57,6 +58,7 @@ PACE = str(Path(sys.executable).parent / "pace")
 STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "status", "doctor", "matrices", "fit", "lookup_fit",
          "add_model", "lookups")
 DEFAULT_STEPS = tuple(s for s in STEPS if s != "matrices")
+LOOKUP_BUDGET_S = 60.0      # per kind of lookup: slow lookups are timed over fewer calls
 GIB = 1 << 30
 
 
@@ -202,15 +204,17 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
         return
 
     def timed(fn) -> dict:
+        """p50/p95 over ``calls`` calls, or over the calls made in LOOKUP_BUDGET_S (at least 3) when
+        one call is slow: then ``calls`` says how many."""
         times = []
-        for _ in range(calls):
+        while len(times) < calls and (len(times) < 3 or sum(times) < LOOKUP_BUDGET_S):
             started = time.perf_counter()
             fn()
             times.append(time.perf_counter() - started)
         times.sort()
         return {"p50_ms": round(1000 * statistics.median(times), 2),
                 "p95_ms": round(1000 * times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))], 2),
-                "first_ms": None}
+                "first_ms": None, "calls": len(times)}
 
     def predictions(name):
         return con.execute("SELECT target, predicted, low, high, coverage FROM predictions WHERE model = ? "

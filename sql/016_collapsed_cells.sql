@@ -10,34 +10,40 @@
 --                           (upstream bfcl files that list only the failed instances)
 -- The ability model (source_ability, the default method) treats these cells as missing; compat keeps
 -- the published zeros. Ingest reports them as anomalies.
+-- The score rows are read in two aggregations (per model, leaf and suffix; per leaf and suffix: distinct
+-- ids, an id having one suffix); everything after works on those few thousand rows, so 10^8 score
+-- rows cost two scans and little memory.
 CREATE OR REPLACE VIEW collapsed_cells AS
-WITH src AS (
+WITH src AS NOT MATERIALIZED (
     SELECT s.model, s.benchmark, s.subdir, s.instance_id, s.score,
            coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix
-    FROM scores AS s JOIN benchmarks AS b USING (benchmark)
-    WHERE b.role = 'source'
+    FROM scores AS s SEMI JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'source'
+),
+per_suffix AS (    -- per model, leaf and suffix: the usable scores
+    SELECT model, benchmark, subdir, suffix, count(*) AS n_rows, sum(score) AS score_sum, max(score) AS max_score
+    FROM src WHERE score IS NOT NULL
+    GROUP BY ALL
+),
+suffix_ids AS (    -- per leaf and suffix: the instances (any model, any score)
+    SELECT benchmark, subdir, suffix, count(DISTINCT instance_id) AS n
+    FROM src GROUP BY ALL
 ),
 suffixes AS (      -- leaves whose ids split into 2-8 alphabetic suffixes, each >= 10% of the ids
     SELECT benchmark, subdir
-    FROM (SELECT benchmark, subdir, suffix, count(DISTINCT instance_id) AS n,
-                 sum(count(DISTINCT instance_id)) OVER (PARTITION BY benchmark, subdir) AS total
-          FROM src GROUP BY benchmark, subdir, suffix)
+    FROM (SELECT *, sum(n) OVER (PARTITION BY benchmark, subdir) AS total FROM suffix_ids)
     GROUP BY benchmark, subdir
     HAVING count(*) BETWEEN 2 AND 8 AND min(n) >= 0.1 * any_value(total) AND min(length(suffix)) > 0
 ),
 cells AS (
-    SELECT src.model, src.benchmark, src.subdir,
-           CASE WHEN f.benchmark IS NOT NULL THEN src.suffix ELSE '' END AS facet,
-           count(*) AS n_rows, avg(src.score) AS mean, max(src.score) AS max_score
-    FROM src LEFT JOIN suffixes AS f USING (benchmark, subdir)
-    WHERE src.score IS NOT NULL
+    SELECT p.model, p.benchmark, p.subdir, CASE WHEN f.benchmark IS NOT NULL THEN p.suffix ELSE '' END AS facet,
+           sum(p.n_rows) AS n_rows, sum(p.score_sum) / sum(p.n_rows) AS mean, max(p.max_score) AS max_score
+    FROM per_suffix AS p LEFT JOIN suffixes AS f USING (benchmark, subdir)
     GROUP BY ALL
 ),
 cell_sizes AS (
-    SELECT src.benchmark, src.subdir,
-           CASE WHEN f.benchmark IS NOT NULL THEN src.suffix ELSE '' END AS facet,
-           count(DISTINCT src.instance_id) AS n_instances
-    FROM src LEFT JOIN suffixes AS f USING (benchmark, subdir)
+    SELECT i.benchmark, i.subdir, CASE WHEN f.benchmark IS NOT NULL THEN i.suffix ELSE '' END AS facet,
+           sum(i.n) AS n_instances
+    FROM suffix_ids AS i LEFT JOIN suffixes AS f USING (benchmark, subdir)
     GROUP BY ALL
 ),
 siblings AS (
