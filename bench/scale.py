@@ -419,7 +419,7 @@ def _pandas_rate(step: dict) -> tuple[float | None, str]:
 
 def table(results: dict) -> str:
     """The README table (markdown)."""
-    head = ("| models | rows | ingest s | ours M rows/s | pandas loop M rows/s | ours / pandas | ingest peak RSS "
+    head = ("| models | rows | ingest s | ours M rows/s | pandas loop M rows/s | ours / pandas wall (CPU) | ingest peak RSS "
             "| DB / lake MiB | instance_stats s | status / doctor s | plan p50 / p95 ms | predictions p50 / p95 ms "
             "| pace fit |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -429,8 +429,14 @@ def table(results: dict) -> str:
         ours = ing.get("rows_per_s")
         theirs, how = _pandas_rate(st.get("pandas", {}))
         ratio = f"{ours / theirs:.1f}x" if ours and theirs else "-"
+        pst = st.get("pandas", {})
+        if ing.get("cpu_s") and pst.get("rc") == 0 and pst.get("cpu_s"):     # per CPU-second: less load-bound
+            ratio += f" ({pst['cpu_s'] / ing['cpu_s']:.1f}x)"
         pandas = f"{theirs / 1e6:.2f}" + (f" ({how})" if how else "") if theirs else how
-        if fit.get("rc") == 0:
+        if fit.get("note"):
+            fit_s = "not run since the merge (before: " + (f"killed, {fit['killed']}" if fit.get("killed") else
+                                                          f"rc {fit.get('rc')}, out of memory") + ")"
+        elif fit.get("rc") == 0:
             fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB"
         elif fit:
             fit_s = (f"killed at {fit['wall_s']:.0f} s ({fit['killed']})" if fit.get("killed")
