@@ -7,11 +7,12 @@ seconds, the evaluation's own seconds (recorded in loocv_runs), the machine's lo
 it, and the published pipeline's time for the same run: reference/v2/timings.txt (measured on
 another machine) and timings-this-machine.txt (rerun on a machine of this kind). Plots are drawn
 only on request (`--plots`); one headline run with `--plots` shows what they cost. The warehouse is
-the real tree ingested with DeepSeek-V3.2-Reasoner aliased to DeepSeek-V3.2 (as bench/accuracy.py).
-``--runs headline`` runs only the two headline runs (with and without plots); results of runs not
-run are kept from the JSON.
+the real tree ingested with DeepSeek-V3.2-Reasoner aliased to DeepSeek-V3.2 (as bench/accuracy.py;
+runs named "... (alias)"), or with ``--no-alias`` as published (the published MAE and Spearman are
+reproduced only on that one). ``--runs headline`` runs only the two headline runs (with and without
+plots); results of runs not run are kept from the JSON.
 
-    .venv/bin/python bench/loocv.py [--repeat 3] [--runs headline]
+    .venv/bin/python bench/loocv.py [--repeat 3] [--runs headline] [--no-alias]
 """
 from __future__ import annotations
 
@@ -73,7 +74,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--runs", default="all", choices=["all", "headline"],
                         help="all runs, or only the compat headline (with and without --plots)")
+    parser.add_argument("--no-alias", action="store_true",
+                        help="the tree as published (DeepSeek-V3.2-Reasoner its own model, as in ../shared/reference: "
+                             "the published MAE/Spearman are reproduced on it); runs are named without ' (alias)'")
     args = parser.parse_args()
+    suffix = "" if args.no_alias else " (alias)"
+    warehouse = ("real tree, no alias (as published)" if args.no_alias
+                 else "real tree, DeepSeek-V3.2-Reasoner aliased to DeepSeek-V3.2")
     runs = [r for r in RUNS if args.runs == "all" or r[0].startswith("compat headline") and "v2" in r[0]]
     if not REAL.is_dir():
         sys.exit(f"needs the real scores at {REAL}")
@@ -82,8 +89,9 @@ def main() -> None:
         db = str(Path(tmp) / "pace.duckdb")
         subprocess.run([PACE, "ingest", str(REAL), "--db", db, "--no-progress", "--json"], check=True,
                        capture_output=True)
-        subprocess.run([PACE, "alias", "add", "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2", "--db", db], check=True,
-                       capture_output=True)
+        if not args.no_alias:
+            subprocess.run([PACE, "alias", "add", "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2", "--db", db], check=True,
+                           capture_output=True)
         for name, flags, sources, ref in runs:
             walls, cpus, kernels, loads = [], [], [], []
             for _ in range(args.repeat):
@@ -98,7 +106,8 @@ def main() -> None:
                 kernels.append(payload["seconds"])
             best = walls.index(min(walls))
             avg = {m["target"]: m for m in payload["metrics"]}["AVERAGE"]
-            row = {"run": name, "wall_s_best": round(walls[best], 2), "wall_s_all": [round(w, 2) for w in walls],
+            row = {"run": name + suffix, "warehouse": warehouse,
+                   "wall_s_best": round(walls[best], 2), "wall_s_all": [round(w, 2) for w in walls],
                    "cpu_s_of_best": round(cpus[best], 2), "in_warehouse_s_of_best": round(kernels[best], 2),
                    "outside_evaluation_s_of_best": round(walls[best] - kernels[best], 2),
                    "load_1min_before_after": loads, "published_s": published_seconds(ref),
@@ -114,7 +123,8 @@ def main() -> None:
     if args.runs != "all" and out.exists():         # keep the runs not run this time, in RUNS order
         fresh = {r["run"]: r for r in results}
         old = {r["run"]: r for r in json.loads(out.read_text()).get("results", [])}
-        results = [fresh.get(name) or old[name] for name, *_ in RUNS if name in fresh or name in old]
+        names = [name + s for name, *_ in RUNS for s in ("", " (alias)")]
+        results = [fresh.get(name) or old[name] for name in names if name in fresh or name in old]
     out.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores",
                                "repeat": args.repeat,
                                "note": "wall: the whole `pace loocv abs` process (start-up, evaluation, results; "
