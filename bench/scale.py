@@ -378,7 +378,8 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
         if not s["steps"].get("pandas", {}).get("killed") else None,
         "re-ingest (no-op)": lambda s: s["steps"].get("reingest", {}).get("wall_s"),
         "instance_stats scan": lambda s: s["steps"].get("stats", {}).get("wall_s"),
-        "evaluation inputs (loocv_inputs)": lambda s: s["steps"].get("matrices", {}).get("s"),
+        "evaluation inputs (loocv_inputs)": lambda s: None if s["steps"].get("matrices", {}).get("note")
+        else s["steps"].get("matrices", {}).get("s"),
         "pace fit": lambda s: s["steps"].get("fit", {}).get("wall_s") if s["steps"].get("fit", {}).get("rc") == 0
         else None,
         "add one model": lambda s: s["steps"].get("add_model", {}).get("wall_s"),
