@@ -12,21 +12,23 @@
 -- the published zeros. Ingest reports them as anomalies.
 -- The score rows are read in two aggregations (per model, leaf and suffix; per leaf and suffix: distinct
 -- ids, an id having one suffix); everything after works on those few thousand rows, so 10^8 score
--- rows cost two scans and little memory.
+-- rows cost two scans and little memory. (Each aggregation reads `scores` itself: a CTE read twice
+-- would be materialised, all 10^8 rows of it.)
 CREATE OR REPLACE VIEW collapsed_cells AS
-WITH src AS NOT MATERIALIZED (
-    SELECT s.model, s.benchmark, s.subdir, s.instance_id, s.score,
-           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix
+WITH per_suffix AS (    -- per model, source leaf and suffix: the usable scores
+    SELECT s.model, s.benchmark, s.subdir,
+           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix,
+           count(*) AS n_rows, sum(s.score) AS score_sum, max(s.score) AS max_score
     FROM scores AS s SEMI JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'source'
-),
-per_suffix AS (    -- per model, leaf and suffix: the usable scores
-    SELECT model, benchmark, subdir, suffix, count(*) AS n_rows, sum(score) AS score_sum, max(score) AS max_score
-    FROM src WHERE score IS NOT NULL
+    WHERE s.score IS NOT NULL
     GROUP BY ALL
 ),
-suffix_ids AS (    -- per leaf and suffix: the instances (any model, any score)
-    SELECT benchmark, subdir, suffix, count(DISTINCT instance_id) AS n
-    FROM src GROUP BY ALL
+suffix_ids AS (    -- per source leaf and suffix: the instances (any model, any score)
+    SELECT s.benchmark, s.subdir,
+           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix,
+           count(DISTINCT s.instance_id) AS n
+    FROM scores AS s SEMI JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'source'
+    GROUP BY ALL
 ),
 suffixes AS (      -- leaves whose ids split into 2-8 alphabetic suffixes, each >= 10% of the ids
     SELECT benchmark, subdir
@@ -52,28 +54,27 @@ siblings AS (
     FROM cells GROUP BY ALL
 ),
 -- The median of the other models' means, per cell, without pairing every model with every other (that
--- is quadratic: 43 M pairs at 1,000 models): sort the cell's means once; leaving out the model's own
--- mean (at 0-based rank r) shifts the entries above it down by one, so the k-th remaining entry is
--- sorted[k] below r and sorted[k + 1] from r on (lists are 1-based). Ties do not matter: leaving out
--- any of equal means leaves the same values. Even counts average the two middle entries (as median).
+-- is quadratic: 43 M pairs at 1,000 models): rank the cell's n means once (0-based rank r); the other
+-- n - 1 means in order are the ranked ones with the model's own left out, so their p-th is the one
+-- ranked p below r and p + 1 from r on. Their median is the mean of positions lo and hi (equal for
+-- an odd count). Ties do not matter: leaving out any of equal means leaves the same values.
 ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY benchmark, subdir, facet ORDER BY mean) - 1 AS r
+    SELECT *, row_number() OVER (PARTITION BY benchmark, subdir, facet ORDER BY mean) - 1 AS r,
+           count(*) OVER (PARTITION BY benchmark, subdir, facet) AS n
     FROM cells
 ),
-sorted AS (
-    SELECT benchmark, subdir, facet, list(mean ORDER BY mean) AS means, count(*) AS n
-    FROM cells GROUP BY ALL
+wanted AS (
+    SELECT model, benchmark, subdir, facet, r, n, floor((n - 2) / 2) AS lo, floor((n - 1) / 2) AS hi
+    FROM ranked
 ),
 others AS (
-    SELECT c.model, c.benchmark, c.subdir, c.facet, s.n - 1 AS n_others,
-           CASE WHEN s.n < 2 THEN NULL
-                WHEN (s.n - 1) % 2 = 1
-                THEN CASE WHEN (s.n - 2) // 2 < c.r THEN s.means[(s.n - 2) // 2 + 1] ELSE s.means[(s.n - 2) // 2 + 2] END
-                ELSE (CASE WHEN (s.n - 1) // 2 - 1 < c.r THEN s.means[(s.n - 1) // 2] ELSE s.means[(s.n - 1) // 2 + 1] END
-                      + CASE WHEN (s.n - 1) // 2 < c.r THEN s.means[(s.n - 1) // 2 + 1]
-                             ELSE s.means[(s.n - 1) // 2 + 2] END) / 2
-           END AS others_median
-    FROM ranked AS c JOIN sorted AS s USING (benchmark, subdir, facet)
+    SELECT w.model, w.benchmark, w.subdir, w.facet, w.n - 1 AS n_others,
+           CASE WHEN w.n >= 2 THEN (a.mean + b.mean) / 2 END AS others_median
+    FROM wanted AS w
+    LEFT JOIN ranked AS a ON a.benchmark = w.benchmark AND a.subdir = w.subdir AND a.facet = w.facet
+                         AND a.r = w.lo + CASE WHEN w.lo >= w.r THEN 1 ELSE 0 END
+    LEFT JOIN ranked AS b ON b.benchmark = w.benchmark AND b.subdir = w.subdir AND b.facet = w.facet
+                         AND b.r = w.hi + CASE WHEN w.hi >= w.r THEN 1 ELSE 0 END
 )
 SELECT c.model, c.benchmark, c.subdir, c.facet, c.n_rows, z.n_instances, c.mean, o.others_median,
        CASE WHEN c.max_score = 0 AND c.n_rows < 0.9 * z.n_instances THEN 'failures_only'
