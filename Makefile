@@ -47,7 +47,7 @@ COMPAT_FLAGS_abs  := --strict-budget
 COMPAT_FLAGS_pair := --strict-budget --pin-task-a-selection
 # mean and bench-ridge read no budget (an option a method ignores is refused)
 loocv: $(STAMP)
-	$(PACE) loocv $(TASK) --method $(METHOD) --split $(SPLIT) $(if $(filter-out mean bench-ridge,$(METHOD)),--count $(C)) $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
+	$(PACE) loocv $(TASK) --method $(METHOD) --split $(SPLIT) $(if $(filter-out mean bench-ridge,$(METHOD)),--count $(C)) --plots $(if $(filter compat,$(METHOD)),$(COMPAT_FLAGS_$(TASK))) $(ARGS)
 
 fit: $(STAMP)
 	$(PACE) fit --method $(METHOD) --count $(C) $(ARGS)

@@ -1,7 +1,12 @@
-"""Anomalies of an ingested tree, found with SQL over the rows that came from its files.
+"""Anomalies of an ingested tree, from per-file facts rather than row by row.
 
 Runs inside the ingest transaction, on the temporary table ``tree_files(path)`` (the tree's
-files), so ``--strict`` can still roll everything back.
+files), so ``--strict` can still roll everything back. A tree of 10^8 rows must not be scanned
+row by row several times: the rows per file (one aggregate over ``scores.source_ref``) and what
+``score_files`` recorded at parse time (counts, the fingerprint of each file's id set) answer
+almost everything. Rows are read only where the answer is in them: scores outside [0, 1] (a
+filter DuckDB's min/max zone maps skip where none is) and the id union of leaves whose files
+do not all hold the same ids.
 """
 from __future__ import annotations
 
@@ -11,10 +16,19 @@ import duckdb
 
 from ingest.report import Anomaly
 
-_TREE_ROWS = """
-    SELECT s.*, b.role FROM scores s
-    JOIN tree_files f ON s.source_ref = f.path
-    LEFT JOIN benchmarks b USING (benchmark)
+# Rows per ingested file (one pass over a dictionary-compressed column), then one row per file of
+# the tree that has rows: its model, leaf, role, rows and id fingerprint.
+_FILE_ROWS = """
+    CREATE OR REPLACE TEMP TABLE file_rows AS
+    SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY source_ref
+"""
+_TREE_FILES = """
+    CREATE OR REPLACE TEMP TABLE tree_file_rows AS
+    SELECT sf.path, sf.model, sf.benchmark, sf.subdir, b.role, r.n, sf.ids_hash
+    FROM tree_files AS t
+    JOIN score_files AS sf USING (path)
+    JOIN file_rows AS r USING (path)
+    LEFT JOIN benchmarks AS b USING (benchmark)
 """
 
 
@@ -40,15 +54,20 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
     """``imported``: the rows come from ``pace import`` (usually one model's harness output), so
     "models missing from a leaf" is not asked; instead imported ids that the leaf's other rows do
     not know are reported (a wrong ``id`` in the map is the likely cause)."""
+    con.execute(_FILE_ROWS)
+    con.execute(_TREE_FILES)
     out: list[Anomaly] = []
-    known = {m for (m,) in con.execute(
-        "SELECT DISTINCT s.model FROM scores s JOIN benchmarks b USING (benchmark) WHERE b.role = 'source'"
-    ).fetchall()}
+    known = {m for (m,) in con.execute("""
+        SELECT DISTINCT sf.model FROM score_files AS sf JOIN file_rows USING (path)
+        JOIN benchmarks AS b USING (benchmark) WHERE b.role = 'source'
+        UNION
+        SELECT DISTINCT s.model FROM scores AS s JOIN benchmarks AS b USING (benchmark)
+        WHERE s.origin = 'runner' AND b.role = 'source'""").fetchall()}
 
     # Files whose (aliased) model has no source rows anywhere: usually a misnamed file.
     if known:
-        rows = con.execute(f"""
-            SELECT model, list(DISTINCT source_ref ORDER BY source_ref) FROM ({_TREE_ROWS})
+        rows = con.execute("""
+            SELECT model, list(DISTINCT path ORDER BY path) FROM tree_file_rows
             GROUP BY model ORDER BY model""").fetchall()
         for model, paths in rows:
             if model not in known:
@@ -61,9 +80,9 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         out += _unknown_ids(con)
 
     # Known models without a file in a leaf.
-    rows = [] if imported else con.execute(f"""
-        WITH leaves AS (SELECT DISTINCT benchmark, subdir FROM ({_TREE_ROWS})),
-             present AS (SELECT DISTINCT benchmark, subdir, model FROM ({_TREE_ROWS}))
+    rows = [] if imported else con.execute("""
+        WITH leaves AS (SELECT DISTINCT benchmark, subdir FROM tree_file_rows),
+             present AS (SELECT DISTINCT benchmark, subdir, model FROM tree_file_rows)
         SELECT l.benchmark, l.subdir, list(k.model ORDER BY k.model)
         FROM leaves l CROSS JOIN (SELECT unnest(?::VARCHAR[]) AS model) k
         ANTI JOIN present p ON p.benchmark = l.benchmark AND p.subdir = l.subdir AND p.model = k.model
@@ -72,15 +91,32 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         out.append(Anomaly("missing_from_leaf", _leaf(benchmark, subdir),
                            f"{len(missing)} of {len(known)} models have no file: {_short(missing)}"))
 
-    # Id sets that differ between the models of a leaf (targets: rows per model differ).
-    rows = con.execute(f"""
+    # Id sets that differ between the models of a leaf (targets: rows per model differ). Files with
+    # equal row counts and id fingerprints hold the same ids, so a leaf's union is counted over one
+    # file of each such class: a leaf whose files all agree needs no rows at all.
+    con.execute("CREATE OR REPLACE TEMP TABLE leaf_union AS SELECT benchmark, subdir, max(n) AS n_union "
+                "FROM tree_file_rows GROUP BY ALL")
+    unclear = con.execute("""
+        SELECT benchmark, subdir FROM tree_file_rows GROUP BY ALL
+        HAVING count(DISTINCT n) > 1 OR count(DISTINCT ids_hash) > 1 OR bool_or(ids_hash IS NULL)""").fetchall()
+    if unclear:
+        representatives = [p for (p,) in con.execute("""
+            SELECT min(path) FROM tree_file_rows
+            WHERE (benchmark, subdir) IN (SELECT (unnest(?::VARCHAR[]), unnest(?::VARCHAR[])))
+            GROUP BY benchmark, subdir, n, coalesce(ids_hash::VARCHAR, path)""",
+            [[b for b, _ in unclear], [s for _, s in unclear]]).fetchall()]
+        # constants (not a subquery), so DuckDB's zone maps skip row groups of other files
+        con.execute(f"""
+            UPDATE leaf_union AS l SET n_union = u.n_union
+            FROM (SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM scores
+                  WHERE source_ref IN ({", ".join("?" * len(representatives))}) GROUP BY ALL) AS u
+            WHERE l.benchmark = u.benchmark AND l.subdir = u.subdir""", sorted(representatives))
+    rows = con.execute("""
         WITH per_model AS (
-            SELECT benchmark, subdir, role, model, count(*) AS n FROM ({_TREE_ROWS}) GROUP BY ALL),
-        leaf AS (
-            SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM ({_TREE_ROWS}) GROUP BY ALL)
+            SELECT benchmark, subdir, any_value(role) AS role, model, sum(n) AS n FROM tree_file_rows GROUP BY ALL)
         SELECT p.benchmark, p.subdir, any_value(p.role), any_value(l.n_union), min(p.n), max(p.n),
                list(p.model || ' ' || p.n ORDER BY p.n, p.model) FILTER (WHERE p.n < l.n_union)
-        FROM per_model p JOIN leaf l USING (benchmark, subdir)
+        FROM per_model p JOIN leaf_union l USING (benchmark, subdir)
         GROUP BY ALL HAVING min(p.n) < any_value(l.n_union) OR count(DISTINCT p.n) > 1
         ORDER BY ALL""").fetchall()
     for benchmark, subdir, role, n_union, lo, hi, short_models in rows:
@@ -89,9 +125,10 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
                            f"rows per model {lo}-{hi}, union of ids {n_union}; fewer: {_short(short_models or [])}"))
 
     # Scores outside [0, 1]: kept as they are, reported.
-    rows = con.execute(f"""
-        SELECT source_ref, instance_id, score FROM ({_TREE_ROWS})
-        WHERE score < 0 OR score > 1 ORDER BY source_ref, instance_id""").fetchall()
+    rows = con.execute("""
+        SELECT source_ref, instance_id, score FROM scores
+        WHERE (score < 0 OR score > 1) AND source_ref IN (SELECT path FROM tree_file_rows)
+        ORDER BY source_ref, instance_id""").fetchall()
     for path, instance_id, score in rows:
         out.append(Anomaly("out_of_range", path, f"id {instance_id!r} score {score!r} outside [0, 1] (kept)"))
 
@@ -121,7 +158,7 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
     rows = con.execute("""
         SELECT c.model, c.benchmark, c.subdir, c.facet, c.reason, c.mean, c.others_median, c.n_rows, c.n_instances
         FROM collapsed_cells AS c
-        SEMI JOIN (SELECT DISTINCT model, benchmark, subdir FROM (""" + _TREE_ROWS + """)) AS t
+        SEMI JOIN (SELECT DISTINCT model, benchmark, subdir FROM tree_file_rows) AS t
           USING (model, benchmark, subdir)
         ORDER BY c.reason, c.benchmark, c.subdir, c.facet, c.model""").fetchall()
     for model, benchmark, subdir, facet, reason, mean, others, n_rows, n_instances in rows:
@@ -135,10 +172,20 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
     return out
 
 
+def summarise(con: duckdb.DuckDBPyConnection) -> tuple[int, list[str], list[str], int]:
+    """(rows, models, benchmarks, leaves) of the tree now in the warehouse (after find_anomalies)."""
+    row = con.execute("""
+        SELECT coalesce(sum(n), 0), list(DISTINCT model ORDER BY model), list(DISTINCT benchmark ORDER BY benchmark),
+               count(DISTINCT (benchmark, subdir))
+        FROM tree_file_rows""").fetchone()
+    return int(row[0]), row[1] or [], row[2] or [], row[3]
+
+
 def _unknown_ids(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
     """Imported leaves whose ids are not all among the ids other files already hold for the leaf."""
-    rows = con.execute(f"""
-        WITH mine AS (SELECT DISTINCT benchmark, subdir, instance_id FROM ({_TREE_ROWS})),
+    rows = con.execute("""
+        WITH mine AS (SELECT DISTINCT benchmark, subdir, instance_id FROM scores
+                      WHERE source_ref IN (SELECT path FROM tree_file_rows)),
         others AS (
             SELECT DISTINCT s.benchmark, s.subdir, s.instance_id FROM scores s
             SEMI JOIN (SELECT DISTINCT benchmark, subdir FROM mine) l USING (benchmark, subdir)

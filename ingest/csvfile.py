@@ -7,7 +7,9 @@ Accepted forms (header on line 1, LF or CRLF, optional UTF-8 byte-order mark):
   number and some ``score`` value is not, the two columns were written swapped and are swapped back
   (what the published loader meant to do; its own branch crashes, spec §18 item 5).
 
-Scores are parsed here (empty / non-numeric -> NULL, counted).
+Scores are parsed here: the text, whitespace trimmed, as Python's ``float`` reads it (so ``1_000``
+and ``+.5`` are numbers); empty, non-numeric and non-finite values become NULL (counted), never 0.
+:mod:`ingest.bulk` reads most files with DuckDB under the same rule (checked by the tests).
 
 Repeated ids: the policy ``first`` (the published choice), ``last`` or ``error`` decides which row
 of an id is kept. Two patterns are told apart and reported: a file that holds ``k`` whole runs over
@@ -65,7 +67,7 @@ def _decode_checked(name: str, data: bytes) -> str:
 
 
 def _header(name: str, text: str) -> tuple[str, ...]:
-    first = text.split("\n", 1)[0].rstrip("\r")
+    first = text.split("\n", 1)[0].rstrip("\r").lstrip("\ufeff")
     fields = tuple(f.strip().strip('"') for f in first.split(","))
     if fields in (HEADER_PUBLISHED, HEADER_LEGACY):
         return fields
@@ -73,10 +75,18 @@ def _header(name: str, text: str) -> tuple[str, ...]:
                       line=1)
 
 
-def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile:
-    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`.
+def header_layout(name: str, data: bytes) -> tuple[str, ...]:
+    """The header fields of a score file's bytes (published or legacy) or :class:`IngestError` (line 1)."""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    first = body.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    return _header(name, first)
 
-    ``duplicates``: which row of a repeated id to keep (``first``, ``last``) or ``error``."""
+
+def read_rows(name: str, data: bytes) -> tuple[str, pa.Table]:
+    """Parse ``data`` (the bytes of the file called ``name``) into its rows, in file order, before
+    repeated ids are resolved: ``(layout, table)`` with the columns of :func:`normalise`.
+
+    Every structural problem is an :class:`IngestError` naming the file and line."""
     text = _decode_checked(name, data)
     header = _header(name, text)
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
@@ -106,17 +116,7 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
         raise IngestError(name, "header but no rows", line=2)
 
     ids, scores = table.column("id"), table.column("score")
-    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0)
-    if pc.any(empty).as_py():
-        first = pc.index(empty, True).as_py()
-        raise IngestError(name, "empty instance id", line=first + 2)
-
-    # Rows are one per line up to the first id with a line break, so row index + 2 is its line.
-    broken = pc.match_substring_regex(ids, r"[\r\n]")
-    if pc.any(broken).as_py():
-        raise IngestError(name, "instance id contains a line break (quoted multi-line value)",
-                          line=pc.index(broken, True).as_py() + 2)
-
+    check_ids(name, ids)
     layout = ",".join(header)
     if header == HEADER_LEGACY:
         ids_numeric = pc.all(pc.match_substring_regex(ids, _NUMBER)).as_py()
@@ -127,36 +127,81 @@ def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile
         metric = pa.nulls(table.num_rows, pa.string())
     else:
         metric = table.column("metric_name")
-    table = pa.table({"instance_id": pc.utf8_trim_whitespace(ids), "score": parse_scores(scores),
-                      "metric_name": metric})
-    return finish_rows(name, sha256_of(data), layout, table, duplicates)
+    return layout, normalise(ids, scores, metric)
+
+
+def normalise(ids, scores, metric) -> pa.Table:
+    """Raw text columns -> ``instance_id`` (whitespace trimmed), ``score`` (:func:`parse_scores`),
+    ``metric_name`` (as written)."""
+    return pa.table({"instance_id": pc.utf8_trim_whitespace(ids), "score": parse_scores(scores),
+                     "metric_name": metric})
+
+
+def check_ids(name: str, ids) -> None:
+    """Raw instance ids (as read) must be non-empty once trimmed and on one line (row index + 2 is
+    the line of a row while no value holds a line break)."""
+    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0)
+    if pc.any(empty).as_py():
+        raise IngestError(name, "empty instance id", line=pc.index(empty, True).as_py() + 2)
+    broken = pc.match_substring_regex(ids, r"[\r\n]")
+    if pc.any(broken).as_py():
+        raise IngestError(name, "instance id contains a line break (quoted multi-line value)",
+                          line=pc.index(broken, True).as_py() + 2)
+
+
+@dataclass
+class Resolved:
+    """A file's rows after its repeated ids were resolved by the ``--duplicates`` policy."""
+    table: pa.Table
+    n_duplicates: int
+    n_runs: int = 1
+    run_means: list = None
+    conflicting_ids: list = None
+
+
+def resolve_duplicates(name: str, table: pa.Table, duplicates: str = "first",
+                       line_of=lambda row: row + 2) -> Resolved:
+    """Keep one row per instance id (``first`` or ``last`` in file order) or raise for ``error``;
+    tell whole repeated runs and conflicting repeats apart. ``line_of(row)`` is the line an error
+    about row ``row`` (0-based) points at."""
+    n_rows = table.num_rows
+    if pc.count_distinct(table.column("instance_id")).as_py() == n_rows:
+        return Resolved(table, 0, 1, [], [])
+    n_runs, run_means = repeated_runs(table)
+    conflicts = conflicting_ids(table)
+    if duplicates == "error":
+        row = _first_repeat(table)
+        raise IngestError(name, f"id {table.column('instance_id')[row].as_py()!r} repeats an earlier id"
+                          + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
+                          + "; --duplicates first|last chooses which row to keep", line=line_of(row))
+    kept = _occurrences(table, last=duplicates == "last")
+    return Resolved(kept, n_rows - kept.num_rows, n_runs, run_means, conflicts)
+
+
+def parse_bytes(name: str, data: bytes, duplicates: str = "first") -> ParsedFile:
+    """Parse ``data`` (the bytes of the file called ``name``) or raise :class:`IngestError`.
+
+    ``duplicates``: which row of a repeated id to keep (``first``, ``last``) or ``error``."""
+    layout, rows = read_rows(name, data)
+    return finish_rows(name, sha256_of(data), layout, rows, duplicates)
 
 
 def finish_rows(name: str, sha256: str, layout: str, table: pa.Table, duplicates: str = "first",
                 line_of=lambda row: row + 2) -> ParsedFile:
     """Apply the repeated-id policy to parsed rows (``instance_id`` string, ``score`` float64 with NULL
     for no usable score, ``metric_name``) and count what was dropped. Every reader of score rows (the
-    CSV tree, the harness importers) ends here, so repeated ids are handled and reported alike.
-    ``line_of(row)`` is the line an error about row ``row`` (0-based) points at."""
-    out = table
-    n_rows = out.num_rows
-    n_runs, run_means, conflicts = 1, [], []
-    if pc.count_distinct(out.column("instance_id")).as_py() < n_rows:
-        n_runs, run_means = repeated_runs(out)
-        conflicts = conflicting_ids(out)
-        if duplicates == "error":
-            row = _first_repeat(out)
-            raise IngestError(name, f"id {out.column('instance_id')[row].as_py()!r} repeats an earlier id"
-                              + (f" (the file holds {n_runs} runs over the same ids)" if n_runs > 1 else "")
-                              + "; --duplicates first|last chooses which row to keep", line=line_of(row))
-        out = _occurrences(out, last=duplicates == "last")
-    return ParsedFile(sha256=sha256, layout=layout, table=out,
-                      n_duplicates=n_rows - out.num_rows, n_null_scores=out.column("score").null_count,
-                      n_runs=n_runs, run_means=run_means, conflicting_ids=conflicts)
+    per-file CSV parser, the harness importers; :mod:`ingest.bulk` through :func:`resolve_duplicates`)
+    ends here, so repeated ids are handled and reported alike."""
+    res = resolve_duplicates(name, table, duplicates, line_of)
+    return ParsedFile(sha256=sha256, layout=layout, table=res.table, n_duplicates=res.n_duplicates,
+                      n_null_scores=res.table.column("score").null_count, n_runs=res.n_runs,
+                      run_means=res.run_means, conflicting_ids=res.conflicting_ids)
 
 
 def parse_scores(text: pa.ChunkedArray) -> pa.Array:
-    """Text -> float64; empty, non-numeric and non-finite values become NULL (never 0)."""
+    """Text -> float64 as Python's ``float`` reads the trimmed text (Arrow's cast when it takes every
+    value: it takes a subset of what ``float`` takes, with the same values); empty, non-numeric and
+    non-finite values become NULL (never 0)."""
     trimmed = pc.utf8_trim_whitespace(text)
     try:
         values = pc.cast(trimmed, pa.float64())

@@ -1,12 +1,16 @@
 """Score tree -> DuckDB tables + hive-partitioned Parquet lake, all or nothing.
 
 Order of work, so that bad input leaves the database and the lake exactly as they were:
-1. discover and hash every file (unchanged sha256 -> no-op for that file);
-2. parse the new and changed files (any error stops here, before anything is written);
-3. one transaction: replace exactly those files' rows, record provenance, find anomalies
-   (``--strict`` rolls back on any), mark the affected lake partitions pending and write them to a
-   staging folder;
-4. commit, then move the staged partitions into place and clear the pending mark (a kill in
+1. discover and hash every file (unchanged sha256 -> no-op for that file); the bytes of a new or
+   changed file also say how it is read (:func:`ingest.bulk.probe`), and are not kept
+   (``pace import`` arrives here with its units already parsed: :func:`load_units`);
+2. one transaction: remove exactly the replaced files' rows, then batch by batch (whole files, in
+   the storage order of :func:`_storage_order`) let DuckDB's parallel CSV reader parse the files, check them (a bad file stops
+   everything with ``file:line``), resolve repeated ids, insert the rows, and hand the rows of
+   benchmarks new to the warehouse to the lake writer; record provenance, find anomalies
+   (``--strict`` rolls back on any), mark the affected lake partitions pending and write the rest
+   of them to a staging folder;
+3. commit, then move the staged partitions into place and clear the pending mark (a kill in
    between is finished by the next write open: see ``ingest.lake``).
 
 Provenance: every file remembers the tree (root folder) it came from. "Disappeared" and ``--prune``
@@ -23,28 +27,21 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Callable
 
 import duckdb
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from ingest.anomalies import find_anomalies
-from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile, parse_bytes, sha256_of
+from ingest.anomalies import find_anomalies, summarise
+from ingest.bulk import BatchReader, FileRows, Probe, batches, probe
+from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
-from ingest.lake import (LAKE_TABLE, lake_benchmarks, lake_of, mark_pending, remember_lake, staging_folder,
-                         swap_lake, write_lake)
+from ingest.lake import (lake_benchmarks, lake_of, mark_pending, pending, remember_lake, staging_folder, swap_lake,
+                         write_lake)
+from ingest.lake_rows import RowsLakeWriter
 from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
-
-
-def _read(sf: ScoreFile) -> tuple[ScoreFile, bytes, str]:
-    data = sf.path.read_bytes()
-    return sf, data, sha256_of(data)
 
 
 def _resolve_models(files: list[ScoreFile], aliases: dict[str, str]) -> dict[str, str]:
@@ -62,39 +59,28 @@ def _resolve_models(files: list[ScoreFile], aliases: dict[str, str]) -> dict[str
     return model_of
 
 
-def _staged_table(parsed: list[tuple[ScoreFile, ParsedFile]]) -> pa.Table:
-    """All parsed rows plus the index of their file (per-file columns are joined in SQL)."""
-    parts = [pf.table.append_column("file_idx", pa.array(np.full(pf.table.num_rows, i, np.int32)))
-             for i, (_, pf) in enumerate(parsed)]
-    return pa.concat_tables(parts) if parts else pa.table({})
+#: models are stored in blocks of about this many CSV bytes (see _storage_order)
+MODEL_BLOCK_BYTES = 32 << 20
 
 
-def write_lake_from_rows(staging: Path, staged: pa.Table, parsed, model_of: dict[str, str],
-                         benchmarks: set[str], recorded_at: datetime) -> None:
-    """Write partitions of benchmarks whose rows all come from this ingest straight from the parsed
-    Arrow rows, so it can run beside the DuckDB insert. Same columns and values as ``write_lake``."""
-    if not benchmarks:
-        return
-    file_idx = staged.column("file_idx").combine_chunks()
-    per_file = lambda values: pa.DictionaryArray.from_arrays(file_idx, pa.array(values, pa.string()))  # noqa: E731
-    n = staged.num_rows
-    rows = pa.table({
-        "model": per_file([model_of[sf.rel] for sf, _ in parsed]),
-        "subdir": per_file([sf.subdir for sf, _ in parsed]),
-        "instance_id": staged.column("instance_id"),
-        "score": staged.column("score"),
-        "metric_name": staged.column("metric_name"),
-        "origin": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["ingest"])),
-        "source_ref": per_file([sf.rel for sf, _ in parsed]),
-        "recorded_at": pa.array(np.full(n, np.datetime64(recorded_at, "us")), pa.timestamp("us")),
-    })
-    bench_of_file = np.array([sf.benchmark for sf, _ in parsed], dtype=object)
-    for benchmark in sorted(benchmarks):
-        ids = pa.array(np.flatnonzero(bench_of_file == benchmark).astype(np.int32))
-        part_dir = staging / LAKE_TABLE / f"benchmark={benchmark}"
-        part_dir.mkdir(parents=True, exist_ok=True)
-        pq.write_table(rows.filter(pc.is_in(file_idx, value_set=ids)), part_dir / "data_0.parquet",
-                       store_schema=False)
+def _storage_order(todo: list[Unit], model_of: dict[str, str]) -> list[Unit]:
+    """The order rows are inserted in: blocks of consecutive models (by name, about
+    :data:`MODEL_BLOCK_BYTES` of CSV each, ~1 M rows), leaf by leaf inside a block.
+
+    A model's rows then lie in the few row groups of its block, so DuckDB's per-row-group min/max
+    skip the rest of the table when one model is looked up (`predictions`, `pace plan`: ~10 row
+    groups instead of all of them at 10^8 rows), while each row group still holds few leaves, so
+    instance ids compress as well as leaf by leaf (model by model costs ~50% more space)."""
+    size: dict[str, int] = {}
+    for u in todo:
+        size[model_of[u.sf.rel]] = size.get(model_of[u.sf.rel], 0) + u.probe.size
+    block, filled, k = {}, 0, 0
+    for model in sorted(size):
+        if filled and filled + size[model] > MODEL_BLOCK_BYTES:
+            k, filled = k + 1, 0
+        block[model] = k
+        filled += size[model]
+    return sorted(todo, key=lambda u: (block[model_of[u.sf.rel]], u.sf.benchmark, u.sf.subdir, model_of[u.sf.rel]))
 
 
 def _check_mixing(con, root: Path, tree: str, synthetic: bool) -> None:
@@ -120,12 +106,14 @@ class Unit:
     or one leaf of a harness file that ``pace import`` reads (see :mod:`ingest.harness`).
 
     ``sha256`` is the source file's; ``mapping`` (imports only) the map entry that turned it into
-    rows, so an unchanged file under a changed map is read again. ``parse`` is called only when the
-    unit is new or changed."""
+    rows, so an unchanged file under a changed map is read again. A CSV file carries its ``probe``
+    and is read in bulk (:mod:`ingest.bulk`); an imported leaf carries ``parse``, called only when
+    the unit is new or changed."""
     sf: ScoreFile
     sha256: str
-    parse: Callable[[], ParsedFile]
+    parse: Callable[[], ParsedFile] | None = None
     mapping: str | None = None
+    probe: Probe | None = None
 
 
 def check_duplicates_policy(duplicates: str, where: str) -> None:
@@ -146,11 +134,16 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
     files = discover(root)
     if not files:
         raise IngestError(str(root), "no score files (<benchmark>/[<subdir>/]<Model>.csv) in this directory")
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        hashed = list(pool.map(_read, files))
-    units = [Unit(sf, digest, partial(parse_bytes, str(sf.path), data, duplicates)) for sf, data, digest in hashed]
     report = IngestReport(root=str(root), files=len(files), tree=tree_identity(root),
                           synthetic=is_synthetic_tree(root))
+    known = {p for (p,) in con.execute("SELECT path FROM score_files").fetchall()}
+
+    def look(sf: ScoreFile) -> Probe:     # classify only the bytes of files not stored yet
+        return probe(sf.path, classify=sf.rel not in known)
+
+    with report.timed("hash"), ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        probes = list(pool.map(look, files))
+    units = [Unit(sf, pr.sha256, probe=pr) for sf, pr in zip(files, probes)]
     return load_units(con, units, report, lake, prune=prune, strict=strict, progress=progress,
                       duplicates=duplicates, started=started)
 
@@ -175,7 +168,8 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
                coalesce(p.n, 0), f.mapping
         FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
 
-    todo, adopted = [], []
+    todo: list[Unit] = []
+    adopted: list[str] = []
     for unit in units:
         sf, digest = unit.sf, unit.sha256
         if sf.rel not in stored:
@@ -200,15 +194,12 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         report.files_changed += 1
         todo.append(unit)
     report.files_unchanged = len(units) - len(todo)
-
-    def parse(unit: Unit):
-        pf = unit.parse()
-        if progress:
-            progress(1)
-        return unit.sf, pf
-
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        parsed = list(pool.map(parse, todo))   # the first bad file (in tree order) raises here
+    for u in todo:
+        if u.probe is None:            # already parsed (pace import): nothing to read from disk
+            u.probe = Probe(u.sha256, 0, 0, route="parsed")
+        elif not u.probe.route:        # stored with other bytes: classify them now
+            u.probe = probe(u.sf.path)
+    todo = _storage_order(todo, model_of)
     if progress and report.files_unchanged:
         progress(report.files_unchanged)
     mapping_of = {u.sf.rel: u.mapping for u in units}
@@ -217,11 +208,10 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     disappeared = sorted(p for p, info in stored.items() if info[2] == tree and p not in current)
     report.files_disappeared = len(disappeared)
 
-    staged = _staged_table(parsed)
-    rewritten = [sf.rel for sf, _ in parsed]
+    rewritten = [u.sf.rel for u in todo]
     staging = staging_folder(lake)
     recorded_at = datetime.now().replace(microsecond=0)
-    lake_writer = ThreadPoolExecutor(max_workers=1)
+    lake_rows: RowsLakeWriter | None = None
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE tree_files AS SELECT unnest(?::VARCHAR[]) AS path",
@@ -230,43 +220,58 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
                     [rewritten + (disappeared if prune else [])])
         affected = {b for (b,) in con.execute(
             "SELECT DISTINCT benchmark FROM score_files WHERE path IN (SELECT path FROM rewritten)").fetchall()}
-        removed = "origin = 'ingest' AND source_ref IN (SELECT path FROM rewritten)"
-        report.rows_removed = con.execute(f"SELECT count(*) FROM scores WHERE {removed}").fetchone()[0]
-        con.execute(f"DELETE FROM scores WHERE {removed}")
-        con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
+        if affected:
+            with report.timed("delete"):
+                removed = "origin = 'ingest' AND source_ref IN (SELECT path FROM rewritten)"
+                report.rows_removed = con.execute(f"SELECT count(*) FROM scores WHERE {removed}").fetchone()[0]
+                con.execute(f"DELETE FROM scores WHERE {removed}")
+                con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
         if adopted:
             con.execute("UPDATE score_files SET tree = ?, synthetic = ? WHERE path IN (SELECT unnest(?::VARCHAR[]))",
                         [tree, synthetic, adopted])
-        new_benchmarks = {sf.benchmark for sf, _ in parsed}
+        new_benchmarks = {u.sf.benchmark for u in todo}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
+        # Benchmarks that only gain rows (no file of theirs replaced or reloaded, a partition on disk
+        # and none pending): the new rows go into the partition as one more file.
+        appending = ((new_benchmarks & kept) - affected - set(pending(con))) & lake_benchmarks(lake)
         staging.mkdir(parents=True)
-        from_rows = lake_writer.submit(write_lake_from_rows, staging, staged, parsed, model_of, fresh, recorded_at)
-        if parsed:
-            _insert(con, staged, parsed, model_of, report, recorded_at, tree, synthetic, duplicates, mapping_of)
+        lake_rows = RowsLakeWriter(staging, fresh | appending,
+                                   [(u.sf.benchmark, model_of[u.sf.rel], u.sf.subdir, u.sf.rel) for u in todo],
+                                   recorded_at)
+        if todo:
+            runs_replaced = _load(con, todo, model_of, report, recorded_at, tree, synthetic, duplicates, lake_rows,
+                                  progress, mapping_of)
+            appending -= runs_replaced
             affected |= new_benchmarks
         report.files_pruned = len(disappeared) if prune else 0
         if not prune:
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
-        report.anomalies += find_anomalies(con, imported=report.source != "tree")
+        with report.timed("anomalies"):
+            report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:
             raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n  "
                               + "\n  ".join(str(a) for a in report.anomalies))
-        _summarise(con, report)
+        report.rows, report.models, report.benchmarks, report.leaves = summarise(con)
         stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
         mark_pending(con, stale)
-        write_lake(con, staging, sorted(set(stale) - fresh))
-        from_rows.result()
-        con.execute("COMMIT")
+        with report.timed("lake_copy"):
+            write_lake(con, staging, sorted(set(stale) - fresh - appending))
+        with report.timed("lake_close"):
+            lake_rows.close()
+            lake_rows.discard(lake_rows.fresh - fresh - appending)     # rows replaced runs: copied instead
+        with report.timed("commit"):
+            con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
-        lake_writer.shutdown(wait=True)
+        if lake_rows is not None:
+            lake_rows.abort()
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    lake_writer.shutdown(wait=True)
-    swap_lake(lake, staging, stale)
+    with report.timed("swap"):
+        swap_lake(lake, staging, stale, appended=appending)
     if stale:
         con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [stale])
     remember_lake(con, lake)
@@ -274,71 +279,139 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     return report
 
 
-def _insert(con, staged: pa.Table, parsed, model_of, report: IngestReport, recorded_at: datetime,
-            tree: str, synthetic: bool, duplicates: str, mapping_of: dict[str, str | None]) -> None:
+def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
+          recorded_at: datetime, tree: str, synthetic: bool, duplicates: str, lake_rows: RowsLakeWriter,
+          progress, mapping_of: dict[str, str | None]) -> set[str]:
+    """Read, check and insert the files of ``todo`` batch by batch (inside the caller's transaction).
+    Returns the benchmarks where file rows replaced rows of runs."""
+    leaves: dict[tuple[str, str], int] = {}
+    leaf_of = [leaves.setdefault((u.sf.benchmark, u.sf.subdir), len(leaves)) for u in todo]
+    # The reader has its own connection (a cursor: the same database, outside this transaction) so the
+    # next batch is parsed while this one is inserted.
+    reader_con = con.cursor()
+    reader = BatchReader(reader_con, [str(u.sf.path) for u in todo], [u.sf.path for u in todo],
+                         [u.probe for u in todo], leaf_of, duplicates, parsers=[u.parse for u in todo])
     meta = pa.table({
-        "file_idx": pa.array(range(len(parsed)), pa.int32()),
-        "path": [sf.rel for sf, _ in parsed],
-        "sha256": [pf.sha256 for _, pf in parsed],
-        "model": [model_of[sf.rel] for sf, _ in parsed],
-        "file_model": [sf.file_model for sf, _ in parsed],
-        "benchmark": [sf.benchmark for sf, _ in parsed],
-        "subdir": [sf.subdir for sf, _ in parsed],
-        "n_rows": pa.array([pf.table.num_rows for _, pf in parsed], pa.int64()),
-        "n_duplicates": pa.array([pf.n_duplicates for _, pf in parsed], pa.int64()),
-        "n_null_scores": pa.array([pf.n_null_scores for _, pf in parsed], pa.int64()),
-        "layout": [pf.layout for _, pf in parsed],
-        "tree": [tree] * len(parsed),
-        "synthetic": [synthetic] * len(parsed),
-        "duplicates": [duplicates if pf.n_duplicates else None for _, pf in parsed],
-        "n_runs": pa.array([pf.n_runs for _, pf in parsed], pa.int32()),
-        "run_means": pa.array([pf.run_means or None for _, pf in parsed], pa.list_(pa.float64())),
-        "conflicting_ids": pa.array([pf.conflicting_ids or None for _, pf in parsed], pa.list_(pa.string())),
-        "mapping": pa.array([mapping_of.get(sf.rel) for sf, _ in parsed], pa.string()),
+        "fi": pa.array(range(len(todo)), pa.int32()),
+        "path": [u.sf.rel for u in todo],
+        "model": [model_of[u.sf.rel] for u in todo],
+        "benchmark": [u.sf.benchmark for u in todo],
+        "subdir": [u.sf.subdir for u in todo],
     })
-    con.register("incoming_rows", staged)
-    con.register("incoming_files", meta)
+    con.register("incoming_meta", meta)
     try:
-        con.execute("""
-            CREATE OR REPLACE TEMP VIEW incoming AS
-            SELECT f.model, f.benchmark, f.subdir, r.instance_id, r.score, r.metric_name, f.path AS source_ref
-            FROM incoming_rows r JOIN incoming_files f USING (file_idx)""")
-        # A runner row with the same key is superseded by the file (reported, never duplicated);
-        # a row another ingested file (of another tree) already holds is a conflict.
-        key_match = """s.model = i.model AND s.benchmark = i.benchmark AND s.subdir = i.subdir
-                       AND s.instance_id = i.instance_id"""
-        clash = con.execute(f"""SELECT i.source_ref, s.source_ref, count(*) FROM scores s JOIN incoming i ON {key_match}
-                                WHERE s.origin = 'ingest' GROUP BY ALL ORDER BY ALL LIMIT 1""").fetchone()
+        con.execute("CREATE OR REPLACE TEMP TABLE incoming_files AS SELECT * FROM incoming_meta")
+    finally:
+        con.unregister("incoming_meta")
+    # A runner row with the same key is superseded by the file (reported, never duplicated); a row
+    # another ingested file (of another tree, via an alias) already holds is a conflict.
+    runner_keys = con.execute("SELECT count(*) FROM scores WHERE origin = 'runner'").fetchone()[0]
+    others = con.execute("""
+        SELECT DISTINCT s.path FROM score_files s JOIN incoming_files i USING (benchmark, subdir, model)
+        WHERE s.path <> i.path""").fetchall()
+    key_match = """s.model = i.model AND s.benchmark = i.benchmark AND s.subdir = i.subdir
+                   AND s.instance_id = i.instance_id"""
+    incoming = """SELECT f.model, f.benchmark, f.subdir, r.instance_id, r.score, r.metric_name, f.path AS source_ref
+                  FROM batch_rows AS r JOIN incoming_files AS f USING (fi)"""
+    info: dict[int, FileRows] = {}
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as ahead:
+            try:
+                runs_replaced = _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, recorded_at,
+                                                lake_rows, report, progress, info)
+            except BaseException:
+                reader_con.interrupt()          # Ctrl-C or an error: do not finish parsing the next batch
+                raise
+    finally:
+        reader_con.close()
+    report.files_per_file = len(reader.per_file)
+    report.phases["read"] = reader.seconds
+    if others:
+        clash = con.execute(f"""
+            SELECT i.source_ref, s.source_ref, count(*)
+            FROM (SELECT * FROM scores WHERE source_ref IN (SELECT unnest(?::VARCHAR[]))) AS s
+            JOIN (SELECT * FROM scores WHERE source_ref IN (SELECT path FROM incoming_files)) AS i ON {key_match}
+            WHERE s.origin = 'ingest' GROUP BY ALL ORDER BY ALL LIMIT 1""", [[p for (p,) in others]]).fetchone()
         if clash:
             raise IngestError(clash[0], f"{clash[2]} rows have the same model, leaf and ids as rows already "
                               f"ingested from {clash[1]} (another tree); remove one of the two files (check "
                               "model_aliases)")
-        replaced = con.execute(f"SELECT count(*) FROM scores s SEMI JOIN incoming i ON {key_match}").fetchone()[0]
-        if replaced:
-            con.execute(f"DELETE FROM scores s USING incoming i WHERE {key_match} AND s.origin = 'runner'")
-            report.rows_removed += replaced
-            report.anomalies.append(Anomaly("replaced_rows", report.root,
-                                            f"{replaced} rows from other sources (runs) replaced by file rows"))
-        con.execute("""
-            INSERT INTO scores
-            SELECT model, benchmark, subdir, instance_id, score, metric_name, 'ingest', source_ref, ?
-            FROM incoming""", [recorded_at])
-        con.execute("INSERT INTO score_files BY NAME SELECT * EXCLUDE (file_idx), "
-                    "current_localtimestamp() AS ingested_at FROM incoming_files")
-        con.execute("""
-            INSERT INTO benchmarks
-            SELECT DISTINCT benchmark, 'source' FROM incoming_files
-            WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
-        report.rows_written = staged.num_rows
+    files = pa.table({
+        "path": meta.column("path"),
+        "sha256": [u.sha256 for u in todo],
+        "model": meta.column("model"),
+        "file_model": [u.sf.file_model for u in todo],
+        "benchmark": meta.column("benchmark"),
+        "subdir": meta.column("subdir"),
+        "n_rows": pa.array([info[i].n_rows for i in range(len(todo))], pa.int64()),
+        "n_duplicates": pa.array([_dups(info[i]) for i in range(len(todo))], pa.int64()),
+        "n_null_scores": pa.array([info[i].n_null_scores for i in range(len(todo))], pa.int64()),
+        "layout": [info[i].layout for i in range(len(todo))],
+        "tree": [tree] * len(todo),
+        "synthetic": [synthetic] * len(todo),
+        "duplicates": [duplicates if _dups(info[i]) else None for i in range(len(todo))],
+        "n_runs": pa.array([info[i].resolved.n_runs if info[i].resolved else 1 for i in range(len(todo))],
+                           pa.int32()),
+        "run_means": pa.array([(info[i].resolved.run_means or None) if info[i].resolved else None
+                               for i in range(len(todo))], pa.list_(pa.float64())),
+        "conflicting_ids": pa.array([(info[i].resolved.conflicting_ids or None) if info[i].resolved else None
+                                     for i in range(len(todo))], pa.list_(pa.string())),
+        "ids_hash": pa.array([info[i].ids_hash for i in range(len(todo))], pa.uint64()),
+        "mapping": pa.array([mapping_of.get(u.sf.rel) for u in todo], pa.string()),
+    })
+    con.register("incoming_file_rows", files)
+    try:
+        con.execute("INSERT INTO score_files BY NAME SELECT *, current_localtimestamp() AS ingested_at "
+                    "FROM incoming_file_rows")
     finally:
-        con.execute("DROP VIEW IF EXISTS incoming")
-        con.unregister("incoming_rows")
-        con.unregister("incoming_files")
+        con.unregister("incoming_file_rows")
+    con.execute("""
+        INSERT INTO benchmarks
+        SELECT DISTINCT benchmark, 'source' FROM incoming_files
+        WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
+    return runs_replaced
 
 
-def _summarise(con, report: IngestReport) -> None:
-    row = con.execute("""
-        SELECT count(*), list(DISTINCT s.model ORDER BY s.model), list(DISTINCT s.benchmark ORDER BY s.benchmark),
-               count(DISTINCT (s.benchmark, s.subdir))
-        FROM scores s JOIN tree_files f ON s.source_ref = f.path""").fetchone()
-    report.rows, report.models, report.benchmarks, report.leaves = row[0], row[1] or [], row[2] or [], row[3]
+def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incoming: str, key_match: str,
+                    runner_keys: int, recorded_at: datetime, lake_rows: RowsLakeWriter, report: IngestReport,
+                    progress, info: dict[int, FileRows]) -> set[str]:
+    """Insert batch after batch while the reader parses the next one. Returns the benchmarks where
+    file rows replaced rows of runs."""
+    replaced, where = 0, set()
+    todo = batches(list(range(len(reader.probes))), reader.probes)
+    pending = ahead.submit(reader.read, todo[0]) if todo else None
+    for k, batch in enumerate(todo):
+        with report.timed("wait_read"):
+            rows, found = pending.result()
+        pending = ahead.submit(reader.read, todo[k + 1]) if k + 1 < len(todo) else None
+        info.update(found)
+        con.register("batch_rows", rows)
+        try:
+            if runner_keys:
+                hits = dict(con.execute(f"SELECT s.benchmark, count(*) FROM scores s SEMI JOIN ({incoming}) i "
+                                        f"ON {key_match} WHERE s.origin = 'runner' GROUP BY 1").fetchall())
+                n = sum(hits.values())
+                where |= set(hits)
+                if n:
+                    con.execute(f"DELETE FROM scores s USING ({incoming}) i WHERE {key_match} AND s.origin = 'runner'")
+                    replaced += n
+            with report.timed("insert"):
+                con.execute(f"""INSERT INTO scores SELECT model, benchmark, subdir, instance_id, score, metric_name,
+                                                          'ingest', source_ref, ? FROM ({incoming})""", [recorded_at])
+        finally:
+            con.unregister("batch_rows")
+        with report.timed("wait_lake"):
+            lake_rows.add(rows, batch)
+        report.rows_written += rows.num_rows
+        if progress:
+            progress(len(batch))
+    if replaced:
+        report.rows_removed += replaced
+        report.anomalies.append(Anomaly("replaced_rows", report.root,
+                                        f"{replaced} rows from other sources (runs) replaced by file rows"))
+    return where
+
+
+def _dups(info: FileRows) -> int:
+    return info.resolved.n_duplicates if info.resolved else 0
+

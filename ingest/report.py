@@ -1,6 +1,8 @@
 """What an ingest did and what it found odd, as data (for --json) and as text (for people)."""
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 
@@ -31,6 +33,8 @@ class IngestReport:
     files_reloaded: int = 0            # unchanged bytes, but rows were missing from scores
     files_disappeared: int = 0
     files_pruned: int = 0
+    files_per_file: int = 0            # read by the per-file parser (legacy layout, mixed line endings, a
+                                       # file DuckDB's strict reader refused although it is valid)
     rows_written: int = 0
     rows_removed: int = 0
     rows: int = 0                      # rows of this tree now in the warehouse
@@ -40,6 +44,19 @@ class IngestReport:
     anomalies: list[Anomaly] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)     # what an import did that is worth knowing
     seconds: float = 0.0
+    # wall seconds per step, where the time went: hash (read and hash every file), delete (rows of
+    # replaced files), read (DuckDB parsing and checks; runs beside insert), wait_read, insert,
+    # wait_lake (lake writer behind), anomalies, lake_copy (partitions copied from scores), lake_close,
+    # commit, swap
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def timed(self, phase: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[phase] = self.phases.get(phase, 0.0) + time.perf_counter() - started
 
     @property
     def changed(self) -> bool:

@@ -4,13 +4,14 @@
 --   target_correlation: MAP target -> correlation with that target's mean (see instance_target_corr).
 -- NULL correlations mean the instance is constant over the models (it cannot rank them).
 CREATE OR REPLACE VIEW instance_stats AS
+-- (A model with a source row is known by definition, so no join with `models` is needed; the
+-- role filter is a semi-join so DuckDB does not materialise the source rows it shares with
+-- instance_target_corr: at 27 M rows that halves the time, 37 -> 18 s.)
 WITH scored AS (
     SELECT s.benchmark, s.subdir, s.instance_id, s.model, s.score, a.ability
     FROM scores AS s
-    JOIN benchmarks AS b USING (benchmark)
-    JOIN models AS m USING (model)
     LEFT JOIN model_ability AS a USING (model)
-    WHERE b.role = 'source' AND m.known AND s.score IS NOT NULL
+    WHERE s.benchmark IN (SELECT benchmark FROM benchmarks WHERE role = 'source') AND s.score IS NOT NULL
 ),
 base AS (
     SELECT benchmark, subdir, instance_id,

@@ -10,34 +10,42 @@
 --                           (upstream bfcl files that list only the failed instances)
 -- The ability model (source_ability, the default method) treats these cells as missing; compat keeps
 -- the published zeros. Ingest reports them as anomalies.
+-- The score rows are read in two aggregations (per model, leaf and suffix; per leaf and suffix: distinct
+-- ids, an id having one suffix); everything after works on those few thousand rows, so 10^8 score
+-- rows cost two scans and little memory. (Each aggregation reads `scores` itself: a CTE read twice
+-- would be materialised, all 10^8 rows of it.)
 CREATE OR REPLACE VIEW collapsed_cells AS
-WITH src AS (
-    SELECT s.model, s.benchmark, s.subdir, s.instance_id, s.score,
-           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix
-    FROM scores AS s JOIN benchmarks AS b USING (benchmark)
-    WHERE b.role = 'source'
+WITH per_suffix AS (    -- per model, source leaf and suffix: the usable scores
+    SELECT s.model, s.benchmark, s.subdir,
+           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix,
+           count(*) AS n_rows, sum(s.score) AS score_sum, max(s.score) AS max_score
+    FROM scores AS s SEMI JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'source'
+    WHERE s.score IS NOT NULL
+    GROUP BY ALL
+),
+suffix_ids AS (    -- per source leaf and suffix: the instances (any model, any score)
+    SELECT s.benchmark, s.subdir,
+           coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix,
+           count(DISTINCT s.instance_id) AS n
+    FROM scores AS s SEMI JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'source'
+    GROUP BY ALL
 ),
 suffixes AS (      -- leaves whose ids split into 2-8 alphabetic suffixes, each >= 10% of the ids
     SELECT benchmark, subdir
-    FROM (SELECT benchmark, subdir, suffix, count(DISTINCT instance_id) AS n,
-                 sum(count(DISTINCT instance_id)) OVER (PARTITION BY benchmark, subdir) AS total
-          FROM src GROUP BY benchmark, subdir, suffix)
+    FROM (SELECT *, sum(n) OVER (PARTITION BY benchmark, subdir) AS total FROM suffix_ids)
     GROUP BY benchmark, subdir
     HAVING count(*) BETWEEN 2 AND 8 AND min(n) >= 0.1 * any_value(total) AND min(length(suffix)) > 0
 ),
 cells AS (
-    SELECT src.model, src.benchmark, src.subdir,
-           CASE WHEN f.benchmark IS NOT NULL THEN src.suffix ELSE '' END AS facet,
-           count(*) AS n_rows, avg(src.score) AS mean, max(src.score) AS max_score
-    FROM src LEFT JOIN suffixes AS f USING (benchmark, subdir)
-    WHERE src.score IS NOT NULL
+    SELECT p.model, p.benchmark, p.subdir, CASE WHEN f.benchmark IS NOT NULL THEN p.suffix ELSE '' END AS facet,
+           sum(p.n_rows) AS n_rows, sum(p.score_sum) / sum(p.n_rows) AS mean, max(p.max_score) AS max_score
+    FROM per_suffix AS p LEFT JOIN suffixes AS f USING (benchmark, subdir)
     GROUP BY ALL
 ),
 cell_sizes AS (
-    SELECT src.benchmark, src.subdir,
-           CASE WHEN f.benchmark IS NOT NULL THEN src.suffix ELSE '' END AS facet,
-           count(DISTINCT src.instance_id) AS n_instances
-    FROM src LEFT JOIN suffixes AS f USING (benchmark, subdir)
+    SELECT i.benchmark, i.subdir, CASE WHEN f.benchmark IS NOT NULL THEN i.suffix ELSE '' END AS facet,
+           sum(i.n) AS n_instances
+    FROM suffix_ids AS i LEFT JOIN suffixes AS f USING (benchmark, subdir)
     GROUP BY ALL
 ),
 siblings AS (
@@ -45,11 +53,28 @@ siblings AS (
            sum(mean) AS mean_sum
     FROM cells GROUP BY ALL
 ),
+-- The median of the other models' means, per cell, without pairing every model with every other (that
+-- is quadratic: 43 M pairs at 1,000 models): rank the cell's n means once (0-based rank r); the other
+-- n - 1 means in order are the ranked ones with the model's own left out, so their p-th is the one
+-- ranked p below r and p + 1 from r on. Their median is the mean of positions lo and hi (equal for
+-- an odd count). Ties do not matter: leaving out any of equal means leaves the same values.
+ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY benchmark, subdir, facet ORDER BY mean) - 1 AS r,
+           count(*) OVER (PARTITION BY benchmark, subdir, facet) AS n
+    FROM cells
+),
+wanted AS (
+    SELECT model, benchmark, subdir, facet, r, n, floor((n - 2) / 2) AS lo, floor((n - 1) / 2) AS hi
+    FROM ranked
+),
 others AS (
-    SELECT a.model, a.benchmark, a.subdir, a.facet, median(b.mean) AS others_median, count(b.model) AS n_others
-    FROM cells AS a JOIN cells AS b
-      ON a.benchmark = b.benchmark AND a.subdir = b.subdir AND a.facet = b.facet AND a.model <> b.model
-    GROUP BY ALL
+    SELECT w.model, w.benchmark, w.subdir, w.facet, w.n - 1 AS n_others,
+           CASE WHEN w.n >= 2 THEN (a.mean + b.mean) / 2 END AS others_median
+    FROM wanted AS w
+    LEFT JOIN ranked AS a ON a.benchmark = w.benchmark AND a.subdir = w.subdir AND a.facet = w.facet
+                         AND a.r = w.lo + CASE WHEN w.lo >= w.r THEN 1 ELSE 0 END
+    LEFT JOIN ranked AS b ON b.benchmark = w.benchmark AND b.subdir = w.subdir AND b.facet = w.facet
+                         AND b.r = w.hi + CASE WHEN w.hi >= w.r THEN 1 ELSE 0 END
 )
 SELECT c.model, c.benchmark, c.subdir, c.facet, c.n_rows, z.n_instances, c.mean, o.others_median,
        CASE WHEN c.max_score = 0 AND c.n_rows < 0.9 * z.n_instances THEN 'failures_only'

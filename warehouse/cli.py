@@ -40,8 +40,18 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {_memory_hint(message)}", err=True)
     raise typer.Exit(code)
+
+
+def _memory_hint(message: str) -> str:
+    """DuckDB's out-of-memory error, with where its ceiling comes from (warehouse.connect)."""
+    if "Out of Memory Error" not in message:
+        return message
+    from warehouse.connect import memory_limit
+
+    return (f"{message} (DuckDB may use {memory_limit()} here: raise it with PACE_MEMORY_LIMIT, "
+            "e.g. PACE_MEMORY_LIMIT=12GB, if the machine has the memory)")
 
 
 def open_read(db) -> duckdb.DuckDBPyConnection:
@@ -374,7 +384,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UserError, IngestError) as exc:
         if debug:
             raise
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_memory_hint(str(exc))}", err=True)
         code = 2
     except typer.Exit as exc:
         code = exc.exit_code

@@ -77,6 +77,9 @@ MixM = Annotated[Optional[float], typer.Option("--m", help="Mixing weight of the
 NcH = Annotated[Optional[int], typer.Option("--nc-h", help="Rank of the Local embedding.")]
 NcD = Annotated[Optional[int], typer.Option("--nc-d", help="Rank of the Global embedding.")]
 NcMax = Annotated[int, typer.Option("--nc-max", help="Upper end of the nc grids (auto-tune).")]
+Plots = Annotated[bool, typer.Option("--plots/--no-plots", envvar="PACE_PLOTS",
+                                     help="Also draw the PNG plots into --out (off by default: drawing costs "
+                                          "more than a compat evaluation; the table and CSV are always written).")]
 
 
 @loocv_app.command("abs", cls=ListOptionsCommand)
@@ -102,6 +105,7 @@ def loocv_abs(
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for abs_predictions.csv and the plots.")] = Path("out"),
+    plots: Plots = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -127,7 +131,7 @@ def loocv_abs(
     title = f"Goal A {method} split={split} {knobs}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-abs", note=run_id) as staging:
         write_predictions_csv(con, run_id, staging / "abs_predictions.csv")
-        pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)]
+        pngs = [out / p.name for p in plot_predictions(con, run_id, staging, title)] if plots else []
     csv_path = out / "abs_predictions.csv"
     if json_out:
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plots": [str(p) for p in pngs],
@@ -142,7 +146,8 @@ def loocv_abs(
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d} q={q_}", highlight=False)
     print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"], rows,
                title=f"{title}  [{run_id}]", digits=3)
-    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plots -> {out}/abs_loocv_*.png", highlight=False)
+    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; "
+                  + (f"plots -> {out}/abs_loocv_*.png" if plots else "plots: add --plots"), highlight=False)
 
 
 
@@ -167,6 +172,7 @@ def loocv_pair(
     sources: Sources = None,
     targets: Targets = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for pair_predictions.csv and the plot.")] = Path("out"),
+    plots: Plots = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -178,7 +184,7 @@ def loocv_pair(
     with env_hint(ctx):
         given = loocv_options(ctx, "pair", method)
         out = settings.user_path(out)
-        check_names(out, "loocv-pair", ["pair_predictions.csv", "pair_loocv_scatter.png"])
+        check_names(out, "loocv-pair", ["pair_predictions.csv"] + (["pair_loocv_scatter.png"] if plots else []))
         run = warehouse_api(db).loocv("pair", method=method, split=split, auto_tune=auto_tune,
                                       strict_budget=strict_budget, pin_task_a_selection=pin_task_a_selection,
                                       sources=sources, targets=targets, **given)
@@ -190,10 +196,11 @@ def loocv_pair(
     title = f"Goal B {method} split={split} {knobs}{' auto-tune' if auto_tune else ''}"
     with output_run(out, "loocv-pair", note=run_id) as staging:
         write_pair_predictions_csv(con, run_id, staging / "pair_predictions.csv")
-        plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)
-    csv_path, png = out / "pair_predictions.csv", out / "pair_loocv_scatter.png"
+        if plots:
+            plot_pair_margins(con, run_id, staging / "pair_loocv_scatter.png", title)
+    csv_path, png = out / "pair_predictions.csv", out / "pair_loocv_scatter.png" if plots else None
     if json_out:
-        emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png),
+        emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png) if png else None,
                    "metrics": [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in rows],
                    "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
                                for c in configs]})
@@ -203,7 +210,8 @@ def loocv_pair(
             platt = f" Platt a={a:.3f} b={b:.3f}" if a is not None else ""
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d}{platt}", highlight=False)
     print_rows(["target", "accuracy (%)", "pairs"], rows, title=f"{title}  [{run_id}]", digits=2)
-    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; plot -> {png}", highlight=False)
+    console.print(f"{seconds:.1f} s; predictions -> {csv_path}; " + (f"plot -> {png}" if png else "plot: add --plots"),
+                  highlight=False)
 
 
 def _refuse_unread(ctx: typer.Context, names: list[str], options: dict[str, str]) -> None:

@@ -471,15 +471,15 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
 def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:
     """DuckDB keeps the blocks it read cached up to its memory_limit (80 % of RAM by default): 2.5 GB of
     the fit's peak at 100 models x 9M rows was cache. The kernels need that memory more, so the fit caps
-    DuckDB at ``$PACE_DUCKDB_MEMORY`` (default 2GB). The fit's own queries stream their cells
+    DuckDB at ``$PACE_FIT_MEMORY_LIMIT`` (default 2GB). The fit's own queries stream their cells
     (``fold_cells``); at 300 models x 100k instances the one-row ``fold_matrix`` did not fit in 2GB."""
     import os
 
-    limit = os.environ.get("PACE_DUCKDB_MEMORY") or "2GB"
+    limit = os.environ.get("PACE_FIT_MEMORY_LIMIT") or "2GB"
     try:
         con.execute(f"SET memory_limit = '{limit}'")
     except duckdb.Error as exc:
-        raise ValueError(f"PACE_DUCKDB_MEMORY must be a size such as 2GB, not {limit!r}") from exc
+        raise ValueError(f"PACE_FIT_MEMORY_LIMIT must be a size such as 2GB, not {limit!r}") from exc
 
 
 def _merge_untrained(warnings: list[str]) -> list[str]:

@@ -57,9 +57,10 @@ _VARIANCE = """
           USING (benchmark, subdir, instance_id)
         WHERE p.task = 'abs'
     ),
-    spread AS (
+    spread AS (   -- only the owed instances: grouping every instance of a 10^8-row warehouse costs seconds
         SELECT s.benchmark, s.subdir, s.instance_id, coalesce(var_pop(s.score), 0) AS v
         FROM scores AS s JOIN trained USING (model)
+        SEMI JOIN (SELECT DISTINCT benchmark, subdir, instance_id FROM owed) AS o USING (benchmark, subdir, instance_id)
         WHERE s.score IS NOT NULL
         GROUP BY ALL
     )

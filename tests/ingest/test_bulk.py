@@ -1,0 +1,307 @@
+"""The batch reader (DuckDB's CSV reader over many files) against the per-file parser: same rows,
+same counts, same errors, on every way a file can be read."""
+from __future__ import annotations
+
+import hashlib
+import itertools
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import ingest.bulk as bulk
+from ingest.csvfile import parse_bytes, parse_scores
+from ingest.errors import IngestError
+from ingest.lake import lake_drift
+from ingest.load import ingest_tree
+from tests.helpers import write_csv
+from warehouse.connect import connect
+
+# file -> (bytes, how the batch reader reads it)
+FILES = {
+    "src/a/M1.csv": (b"id,score,metric_name\nx,1,m\ny,0,m\nz,0.25,m\n", "fast"),
+    "src/a/M2.csv": (b"id,score,metric_name\r\nx,0,m\r\ny,1,m\r\n", "fast"),
+    "src/a/M3.csv": (b"id,score,metric_name\nx,1,m\ny,,m\nz,oops,m\nw,+-1,m\nv,inf,m\n", "fast"),
+    "src/a/M4.csv": (b'id,score,metric_name\n"q,1",0.5,"m,n"\n"a""b",1,\n', "fast"),
+    "src/a/M5.csv": ("id,score,metric_name\n  x , 1 ,m \n\ty\t,\u20090.5\u2009,m\n\u00e9,\u0661,m\n".encode(), "careful"),
+    "src/a/M6.csv": (b"\xef\xbb\xbfid,score,metric_name\nx,1,m\n", "careful"),        # a byte-order mark
+    "src/b/M1.csv": (b"id,score,metric_name\n\nx,1,m\n\ny,0,m\n\n", "fast"),          # blank lines
+    "src/b/M2.csv": (b'id,score,metric_name\nx,1,"m\nn"\n', "fast"),                 # a quoted line break
+    "src/b/M3.csv": (b'id,score,metric_name\n"a"x,1,m\ny,0,m\n', "fast"),             # DuckDB refuses, valid
+    "src/b/M4.csv": (b"id,score,metric_name\nx,1,m\r\ny,0,m\n", "reference"),        # mixed line endings
+    "src/b/M5.csv": (b"id,score\n0.5,q1\n1,q2\n", "reference"),                      # legacy, swapped
+    "src/b/M6.csv": (b"id,score,metric_name\nx,1,m\ny,0,m\nx,0,m\ny,0,m\nz,1,m\n", "fast"),   # repeats
+    "gaia/M1.csv": (b"id,score,metric_name\n" + b"".join(b"%d,0,r\n" % i for i in range(3))
+                    + b"".join(b"%d,1,r\n" % i for i in range(3)), "fast"),          # two whole runs
+    "gaia/M2.csv": (b"id,score,metric_name\ng0,1,r\ng1,1,r\ng2,0,r\n", "fast"),
+}
+
+
+def _tree(root: Path) -> Path:
+    for rel, (data, _) in FILES.items():
+        write_csv(root / rel, data)
+    return root
+
+
+def _sorted(rows) -> list[tuple]:
+    return sorted(rows, key=lambda r: tuple((v is None, v if v is not None else 0) for v in r))
+
+
+def _rows(con, path: str) -> list[tuple]:
+    return _sorted(con.execute("SELECT instance_id, score, metric_name FROM scores WHERE source_ref = ?",
+                               [path]).fetchall())
+
+
+@pytest.mark.parametrize("duplicates", ["first", "last"])
+def test_every_route_gives_the_per_file_parsers_rows(tmp_path, monkeypatch, duplicates):
+    monkeypatch.setattr(bulk, "BATCH_FILES", 3)                # several batches, one file per leaf and batch
+    root = _tree(tmp_path / "t")
+    assert {rel: bulk.probe(root / rel).route for rel in FILES} == {rel: r for rel, (_, r) in FILES.items()}
+    con = connect(tmp_path / "w.duckdb")
+    report = ingest_tree(con, root, tmp_path / "lake", duplicates=duplicates)
+    for rel, (data, _) in FILES.items():
+        expected = parse_bytes(rel, data, duplicates)
+        assert _rows(con, rel) == _sorted(tuple(r.values()) for r in expected.table.to_pylist()), rel
+        stored = con.execute("""SELECT n_rows, n_duplicates, n_null_scores, layout, n_runs,
+                                       coalesce(run_means, []), coalesce(conflicting_ids, [])
+                                FROM score_files WHERE path = ?""", [rel]).fetchone()
+        assert stored == (expected.table.num_rows, expected.n_duplicates, expected.n_null_scores, expected.layout,
+                          expected.n_runs, expected.run_means or [], expected.conflicting_ids or []), rel
+    assert report.files_per_file == 5           # blank lines, quoted line break, refused, mixed, legacy
+    assert report.rows_written == sum(parse_bytes(r, d, duplicates).table.num_rows for r, (d, _) in FILES.items())
+    assert lake_drift(con, tmp_path / "lake") == {}
+    kinds = {(a.kind, a.where) for a in report.anomalies}
+    assert {("repeated_runs", "gaia/M1.csv"), ("conflicting_duplicates", "src/b/M6.csv"),
+            ("null_scores", "src/a/M3.csv")} <= kinds
+
+
+def test_fast_route_scores_follow_the_per_file_rule(tmp_path):
+    """DuckDB's cast on the fast route gives what parse_scores gives (Python float, finite, else NULL)
+    for every string of up to 4 characters of "01.e+-_" and some words."""
+    texts = sorted({"".join(t) for n in range(1, 5) for t in itertools.product("01.e+-_", repeat=n)}
+                   | {"inf", "-inf", "nan", "NaN", "Infinity", "1e400", "1e-400", "1_000", "+-1", "0x10", "1d5"})
+    data = ("id,score,metric_name\n" + "".join(f"i{k},{s},m\n" for k, s in enumerate(texts))).encode()
+    root = tmp_path / "t"
+    write_csv(root / "src" / "M.csv", data)
+    assert bulk.probe(root / "src" / "M.csv").route == "fast"
+    con = connect(tmp_path / "w.duckdb")
+    assert ingest_tree(con, root, tmp_path / "lake").files_per_file == 0     # DuckDB read it
+    got = dict(con.execute("SELECT instance_id, score FROM scores").fetchall())
+    expected = parse_scores(pa.chunked_array([pa.array(texts)])).to_pylist()
+    assert [got[f"i{k}"] for k in range(len(texts))] == expected
+    assert got[f"i{texts.index('+-1')}"] is None and got[f"i{texts.index('1_000')}"] == 1000.0
+
+
+BAD_IN_A_BATCH = {
+    # file bytes, message fragment, line: each read by DuckDB first, then named by the per-file parser
+    "ragged": (b"id,score,metric_name\nx,1,m\ny,0,m,extra\n", "4 fields", 3),
+    "short": (b"id,score,metric_name\nx,1,m\ny,0\n", "2 fields", 3),
+    "empty id": (b"id,score,metric_name\nx,1,m\n,0,m\n", "empty instance id", 3),
+    "padded empty id": (b"id,score,metric_name\nx,1,m\n  ,0,m\n", "empty instance id", 3),
+    "header only": (b"id,score,metric_name\n", "no rows", 2),
+    "quoted line break in id": (b'id,score,metric_name\nw,1,m\n"x\ny",1,m\n', "line break", 3),
+    "repeat with --duplicates error": (b"id,score,metric_name\nx,1,m\ny,1,m\nx,0,m\n", "repeats an earlier id", 4),
+}
+
+
+def _snapshot(con, lake: Path) -> tuple:
+    tables = tuple(tuple(con.execute(f"SELECT * EXCLUDE ({ts}) FROM {t} ORDER BY ALL").fetchall())
+                   for t, ts in (("scores", "recorded_at"), ("score_files", "ingested_at")))
+    files = tuple(sorted((str(p.relative_to(lake)), hashlib.sha256(p.read_bytes()).hexdigest())
+                         for p in lake.rglob("*") if p.is_file())) if lake.exists() else ()
+    return tables + (files,)
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_IN_A_BATCH))
+def test_a_bad_file_in_a_later_batch_names_its_line_and_writes_nothing(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(bulk, "BATCH_FILES", 2)
+    root = tmp_path / "t"
+    for m in range(5):
+        write_csv(root / "src" / "leaf" / f"M{m}.csv", f"id,score,metric_name\nx,{m / 5},m\ny,1,m\n")
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, root, tmp_path / "lake")
+    before = _snapshot(con, tmp_path / "lake")
+    for m in range(5):                                          # every file changes: all are read again
+        write_csv(root / "src" / "leaf" / f"M{m}.csv", f"id,score,metric_name\nx,{m / 4},m\ny,0,m\n")
+    data, fragment, line = BAD_IN_A_BATCH[kind]
+    write_csv(root / "src" / "leaf" / "M9.csv", data)             # last in tree order: a later batch
+    policy = "error" if "duplicates" in kind else "first"
+    with pytest.raises(IngestError) as info:
+        ingest_tree(con, root, tmp_path / "lake", duplicates=policy)
+    assert fragment in info.value.message and info.value.path.endswith("M9.csv") and info.value.line == line
+    assert _snapshot(con, tmp_path / "lake") == before
+
+
+def test_a_file_that_changes_while_it_is_ingested_is_refused(tmp_path, monkeypatch):
+    root = tmp_path / "t"
+    for m in range(3):
+        write_csv(root / "src" / f"M{m}.csv", "id,score,metric_name\nx,1,m\n")
+    original = bulk.BatchReader.read
+
+    def read_after_an_edit(self, batch):
+        write_csv(root / "src" / "M1.csv", "id,score,metric_name\nx,0,m\ny,1,m\nz,1,m\n")
+        return original(self, batch)
+
+    monkeypatch.setattr(bulk.BatchReader, "read", read_after_an_edit)
+    con = connect(tmp_path / "w.duckdb")
+    with pytest.raises(IngestError, match="M1.csv: changed while it was being ingested"):
+        ingest_tree(con, root, tmp_path / "lake")
+    assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
+    assert not (tmp_path / "lake").exists() or not any((tmp_path / "lake").rglob("*.parquet"))
+
+
+# ---------------------------------------------------------------------------------------- the lake
+def _model_tree(root: Path, models: dict[str, float]) -> Path:
+    for model, score in models.items():
+        write_csv(root / "src" / "leaf" / f"{model}.csv", f"id,score,metric_name\na,{score},acc\nb,1,acc\n")
+        write_csv(root / "gaia" / f"{model}.csv", f"id,score,metric_name\ng,{score},acc\n")
+    return root
+
+
+def _lake_files(lake: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(lake.rglob("*.parquet"))}
+
+
+def test_a_new_models_rows_join_the_lake_as_new_files_and_a_change_rewrites_the_partition(tmp_path):
+    lake = tmp_path / "lake"
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
+    before = _lake_files(lake)
+    ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
+    after = _lake_files(lake)
+    assert {k: after[k] for k in before} == before                 # nothing rewritten
+    assert sorted(k.split("/")[1] for k in set(after) - set(before)) == ["benchmark=gaia", "benchmark=src"]
+    assert lake_drift(con, lake) == {}
+    # a changed file of the first tree: its benchmark's partition is rewritten as one file again
+    write_csv(tmp_path / "first" / "gaia" / "A.csv", "id,score,metric_name\ng,0.3,acc\n")
+    ingest_tree(con, tmp_path / "first", lake)
+    assert len(list((lake / "scores" / "benchmark=gaia").glob("*.parquet"))) == 1
+    assert len(list((lake / "scores" / "benchmark=src").glob("*.parquet"))) == 2
+    assert lake_drift(con, lake) == {}
+
+
+def test_file_rows_that_replace_runs_rewrite_the_partition(tmp_path):
+    lake = tmp_path / "lake"
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
+    con.execute("INSERT INTO scores VALUES ('C', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
+    from ingest.lake import mark_pending, sync_lake
+    mark_pending(con, ["gaia"])
+    sync_lake(con, lake=lake)
+    report = ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
+    assert any(a.kind == "replaced_rows" for a in report.anomalies)
+    assert len(list((lake / "scores" / "benchmark=gaia").glob("*.parquet"))) == 1
+    assert len(list((lake / "scores" / "benchmark=src").glob("*.parquet"))) == 2
+    assert lake_drift(con, lake) == {}
+
+
+def test_a_kill_before_the_new_files_land_is_repaired_on_the_next_open(tmp_path, monkeypatch):
+    import ingest.load as load
+
+    lake, db = tmp_path / "lake", tmp_path / "w.duckdb"
+    con = connect(db)
+    ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
+
+    class Killed(BaseException):
+        pass
+
+    def killed(*args, **kwargs):
+        raise Killed()
+
+    monkeypatch.setattr(load, "swap_lake", killed)
+    with pytest.raises(Killed):
+        ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
+    assert set(lake_drift(con, lake)) == {"gaia", "src"}           # committed, lake behind
+    con.close()
+    monkeypatch.undo()
+    con = connect(db)
+    assert lake_drift(con, lake) == {}
+
+
+# ------------------------------------------------------------- bulk path == per-file path, whole tree
+def _per_file_only(monkeypatch):
+    """Every file read by the per-file parser (the reference), none by DuckDB's reader."""
+    classify = bulk._classify
+    monkeypatch.setattr(bulk, "_classify", lambda name, data: ("reference", *classify(name, data)[1:]))
+
+
+def _inject(root: Path) -> dict[str, str]:
+    """Damage a synthetic tree the way real trees are damaged; returns what was done to which file."""
+    files = sorted(p for p in root.rglob("*.csv"))
+    done = {}
+
+    def edit(path: Path, change, what):
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join(change(lines)))
+        done[path.relative_to(root).as_posix()] = what
+
+    # a repeated id block (the first rows again, other scores), a whole second run, non-numeric scores,
+    # a score outside [0, 1]
+    edit(files[0], lambda ls: ls[:-1] + [ls[1].replace(b",1,", b",0,").replace(b",0.", b",1."), ls[2], b""],
+         "repeats")
+    edit(files[3], lambda ls: ls[:-1] + ls[1:-1] + [b""], "two runs")
+    edit(files[5], lambda ls: [ls[0], *(l.rsplit(b",", 2)[0] + b",n/a," + l.rsplit(b",", 1)[1] if 0 < i < 4 else l
+                                        for i, l in enumerate(ls[1:], 1))], "non-numeric")
+    edit(files[7], lambda ls: [ls[0], ls[1].split(b",")[0] + b",1.5," + ls[1].split(b",")[2], *ls[2:]], "out of range")
+    return done
+
+
+def _state(con) -> tuple:
+    scores = con.execute("SELECT model, benchmark, subdir, instance_id, score, metric_name, source_ref "
+                         "FROM scores ORDER BY ALL").fetchall()
+    files = con.execute("SELECT * EXCLUDE (ingested_at, tree) FROM score_files ORDER BY path").fetchall()
+    return scores, files
+
+
+@pytest.mark.parametrize("duplicates", ["first", "last"])
+def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_per_file_path_does(
+        tmp_path, monkeypatch, duplicates):
+    from ingest.synthetic import generate_tree
+
+    monkeypatch.setattr(bulk, "BATCH_FILES", 7)                # several batches
+    root = tmp_path / "t"
+    generate_tree(root, n_models=4, seed=3, scale=0.02)
+    done = _inject(root)
+    assert sorted(done.values()) == ["non-numeric", "out of range", "repeats", "two runs"]
+    got = {}
+    for how in ("bulk", "per-file"):
+        with monkeypatch.context() as m:
+            if how == "per-file":
+                _per_file_only(m)
+            con = connect(tmp_path / f"{how}.duckdb")
+            report = ingest_tree(con, root, tmp_path / f"{how}-lake", duplicates=duplicates)
+            assert lake_drift(con, tmp_path / f"{how}-lake") == {}
+            got[how] = (_state(con), sorted((a.kind, a.where, a.message) for a in report.anomalies),
+                        report.rows_written, report.files_per_file)
+            con.close()
+    (state_b, anomalies_b, rows_b, per_file_b), (state_r, anomalies_r, rows_r, per_file_r) = got["bulk"], got["per-file"]
+    assert per_file_r == len(list(root.rglob("*.csv"))) and per_file_b < per_file_r / 2
+    assert rows_b == rows_r and state_b == state_r
+    assert anomalies_b == anomalies_r
+    kinds = {k for k, _, _ in anomalies_b}
+    assert {"repeated_runs", "conflicting_duplicates", "null_scores", "out_of_range"} <= kinds
+
+
+def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, monkeypatch):
+    from ingest.synthetic import generate_tree
+
+    monkeypatch.setattr(bulk, "BATCH_FILES", 7)
+    root = tmp_path / "t"
+    generate_tree(root, n_models=4, seed=3, scale=0.02)
+    bad = sorted(root.rglob("*.csv"))[-2]
+    lines = bad.read_bytes().split(b"\n")
+    cr = b"\r" if lines[5].endswith(b"\r") else b""
+    lines[5] = lines[5].rstrip(b"\r") + b",surplus" + cr      # line 6 gets a fourth field
+    bad.write_bytes(b"\n".join(lines))
+    errors = []
+    for how in ("bulk", "per-file"):
+        with monkeypatch.context() as m:
+            if how == "per-file":
+                _per_file_only(m)
+            con = connect(tmp_path / f"{how}.duckdb")
+            with pytest.raises(IngestError) as info:
+                ingest_tree(con, root, tmp_path / f"{how}-lake")
+            errors.append((info.value.path, info.value.line, info.value.message))
+            assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
+            con.close()
+    assert errors[0] == errors[1] and errors[0][0] == str(bad) and errors[0][1] == 6

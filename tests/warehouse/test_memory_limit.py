@@ -1,0 +1,33 @@
+"""DuckDB's memory ceiling on warehouse connections (PACE_MEMORY_LIMIT)."""
+from __future__ import annotations
+
+from tests.helpers import run_pace, write_csv
+from warehouse.connect import connect
+
+
+def test_connections_carry_the_memory_limit_and_a_bad_value_is_one_line_before_any_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("PACE_MEMORY_LIMIT", "1GB")
+    con = connect(tmp_path / "w.duckdb")
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"
+    con.close()
+    reader = connect(tmp_path / "w.duckdb", read_only=True)
+    assert reader.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"
+    reader.close()
+    monkeypatch.delenv("PACE_MEMORY_LIMIT")
+    default = connect(tmp_path / "w.duckdb").execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert default.endswith("GiB") and float(default.split()[0]) <= 4.0
+
+    write_csv(tmp_path / "t" / "b" / "M.csv", "id,score,metric_name\nx,1,m\n")
+    bad = run_pace("ingest", tmp_path / "t", "--db", tmp_path / "new.duckdb", "--no-progress",
+                   env={"PACE_MEMORY_LIMIT": "lots"})
+    assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
+    assert "PACE_MEMORY_LIMIT='lots' is not a memory size" in bad.stderr
+    assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_an_out_of_memory_error_says_how_to_raise_the_limit():
+    from warehouse.cli import _memory_hint
+
+    hinted = _memory_hint("the fit failed: Out of Memory Error: failed to allocate data of size 16.0 MiB")
+    assert "PACE_MEMORY_LIMIT" in hinted and hinted.startswith("the fit failed: Out of Memory Error")
+    assert _memory_hint("no such benchmark 'x'") == "no such benchmark 'x'"
