@@ -57,7 +57,8 @@ Method = Annotated[str, typer.Option("--method", envvar="PACE_METHOD", help=(
     "published; baselines: mean, random-c, bench-ridge."))]
 Split = Annotated[str, typer.Option("--split", envvar="PACE_SPLIT", help=(
     "Which models are held out together: loo (each model), family (each model family, see `pace families`), "
-    "low-K / high-K (the K models with the lowest / highest source ability: extrapolation)."))]
+    "low-K / high-K (the K models with the lowest / highest source ability: extrapolation), kfold-K (K folds "
+    "of the labelled models, dealt in name order)."))]
 Sources = Annotated[Optional[list[str]], typer.Option(
     "--sources", envvar="PACE_SOURCES", show_envvar=True,
     help="Source benchmarks to select from (space- or comma-separated, or repeated; default: all).")]

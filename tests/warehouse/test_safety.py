@@ -129,7 +129,7 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
     assert (out / "abs_loocv_gaia.png").is_file() and not (out / "abs_loocv_swtbench.png").exists()
     assert (out / "mine.png").read_text() == "user plot"
     # plots are drawn on request only: a run without --plots leaves none of its own behind
-    third = run_pace("loocv", "abs", "--count", "10", "--B", "5", "--targets", "gaia", "--db", synth, "--out", out)
+    third = run_pace("loocv", "abs", "--count", "10", "--targets", "gaia", "--db", synth, "--out", out)
     assert third.exit_code == 0 and "plots: add --plots" in third.stdout, third
     assert sorted(p.name for p in out.glob("*.png")) == ["mine.png"]
     with (out / "abs_predictions.csv").open() as fh:
