@@ -47,3 +47,15 @@ def run_pace(*args, env: dict | None = None) -> PaceResult:
             else:
                 os.environ[k] = v
     return PaceResult(code, out.getvalue(), err.getvalue())
+
+
+class Killed(BaseException):
+    """Stands for a kill -9 at a chosen call: nothing after it runs, no ``except Exception`` catches it."""
+
+
+def kill_at(monkeypatch, module, name: str) -> None:
+    """Make ``module.name`` die as a killed process would, the moment it is called."""
+    def killed(*args, **kwargs):
+        raise Killed()
+
+    monkeypatch.setattr(module, name, killed)

@@ -14,7 +14,7 @@ from ingest.csvfile import parse_bytes, parse_scores
 from ingest.errors import IngestError
 from ingest.lake import lake_drift
 from ingest.load import ingest_tree
-from tests.helpers import write_csv
+from tests.helpers import Killed, kill_at, write_csv
 from warehouse.connect import connect
 
 # file -> (bytes, how the batch reader reads it)
@@ -202,13 +202,7 @@ def test_a_kill_before_the_new_files_land_is_repaired_on_the_next_open(tmp_path,
     con = connect(db)
     ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
 
-    class Killed(BaseException):
-        pass
-
-    def killed(*args, **kwargs):
-        raise Killed()
-
-    monkeypatch.setattr(load, "swap_lake", killed)
+    kill_at(monkeypatch, load, "swap_lake")
     with pytest.raises(Killed):
         ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
     assert set(lake_drift(con, lake)) == {"gaia", "src"}           # committed, lake behind

@@ -13,7 +13,7 @@ from ingest.lake import lake_drift, lake_of, mark_pending, sync_lake
 from ingest.load import ingest_tree
 from ingest.synthetic import generate_tree
 from tests.conftest import SHARED
-from tests.helpers import run_pace, write_csv
+from tests.helpers import Killed, kill_at, run_pace, write_csv
 from warehouse.connect import connect
 
 
@@ -147,13 +147,7 @@ def test_a_kill_between_commit_and_lake_swap_is_repaired_on_the_next_open(tmp_pa
     ingest_tree(con, tree, tmp_path / "lake")
     write_csv(tree / "gaia" / "A.csv", "id,score,metric_name\ng,0.75,acc\nh,0.5,acc\n")
 
-    class Killed(BaseException):
-        pass
-
-    def killed(*args, **kwargs):
-        raise Killed()
-
-    monkeypatch.setattr(load, "swap_lake", killed)
+    kill_at(monkeypatch, load, "swap_lake")
     with pytest.raises(Killed):
         ingest_tree(con, tree, tmp_path / "lake")
     assert set(lake_drift(con, tmp_path / "lake")) == {"gaia"}            # committed, lake stale
