@@ -33,8 +33,9 @@ from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
 from .folds import KFOLD_ABOVE
 from .link import LogitLink, expit, fit_logit_link, logit
 
-__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "leaf_means", "fit_shrunk",
-           "predict_folds", "chance_ability"]
+__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "AbilityLink", "leaf_means",
+           "training_rows", "fit_pace_parts", "ability_without", "fit_ability_link", "fit_shrunk", "predict_folds",
+           "chance_ability"]
 
 W_BASE = 0.5
 GATE = 4.0
@@ -152,6 +153,99 @@ def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above,
     return [res.proxies[name] for name in names], list(res.warnings)
 
 
+def training_rows(Y: np.ndarray, targets: Sequence[str], train: np.ndarray) -> dict[str, np.ndarray]:
+    """target -> the rows of ``train`` with a finite target mean (Y: (n, T)); at least 3 each."""
+    out = {}
+    for t, target in enumerate(targets):
+        rows = np.asarray([i for i in np.asarray(train) if np.isfinite(Y[i, t])], dtype=np.int64)
+        if rows.size < 3:
+            raise ValueError(f"{target}: fewer than 3 training models with a target score")
+        out[target] = rows
+    return out
+
+
+def fit_pace_parts(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], *, train: np.ndarray,
+                   models: Sequence[str] | None = None, count: int = 100, seed: int = 42, n_jobs: int = 1,
+                   kfold_above: int = KFOLD_ABOVE, configs: dict | None = None) -> tuple[dict, list[str]]:
+    """The Pace part of each target: (target -> ``LinearProxy`` on the logit scale, warnings).
+
+    X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); train: rows whose
+    targets train (rows without the target are skipped per target). Targets are independent: a call with
+    one target gives the same proxy as a call with several (targets with the same training rows only share
+    the work of their training bases)."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
+    rows_of = training_rows(Y, targets, train)
+    paces, warnings = {}, []
+    groups: dict[tuple, list[int]] = {}
+    for t, target in enumerate(targets):
+        groups.setdefault(tuple(rows_of[target].tolist()), []).append(t)
+    for key, ts in groups.items():
+        rows = np.asarray(key, dtype=np.int64)
+        Z = np.full((X.shape[0], len(ts)), np.nan)
+        for k, t in enumerate(ts):
+            Z[rows, k] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
+        fitted, warn = _pace_logit_proxies(X, Z, rows, count=count, seed=seed, n_jobs=n_jobs, models=names,
+                                           kfold_above=kfold_above,
+                                           configs=None if configs is None else [configs[targets[t]] for t in ts])
+        for t, proxy in zip(ts, fitted):
+            paces[targets[t]] = proxy
+            warnings += [f"{targets[t]}: {w}" for w in warn if "no target value" not in w]
+    return {target: paces[target] for target in targets}, warnings
+
+
+def ability_without(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, selected: np.ndarray, *,
+                    scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
+                    call_group: np.ndarray | None = None) -> tuple[AbilityScale, np.ndarray, np.ndarray]:
+    """The source-ability scale fitted on ``scale_rows`` without the ``selected`` columns: (scale, theta (n,)
+    every row's ability, centres (S,) the instance centres of the scale's leaves, NaN elsewhere).
+
+    The ability never reads the instances a proxy selected: they were chosen because they separate the
+    training models, so a model scored on them alone (a new model run on its plan) would look further
+    from the average than it is. Without them its ability comes from the other instances it has.
+    call_group: (S,) int, columns one runner call scores together share a value; the siblings of a selected
+    column are left out as well (the same call scores them). collapsed: (n, S) True where a cell collapsed.
+    """
+    selected = np.unique(np.asarray(selected, dtype=np.int64))
+    if call_group is not None:
+        group = np.asarray(call_group)
+        selected = np.flatnonzero(np.isin(group, group[selected]))
+    X_ability = np.array(X, dtype=np.float64)
+    X_ability[:, selected] = np.nan
+    if collapsed is not None:
+        X_ability[np.asarray(collapsed, bool)] = np.nan
+    centres = instance_centres(X_ability, scale_rows)
+    z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves, centres))
+    scale = fit_ability_scale(z_leaf[np.asarray(scale_rows)])
+    centres = np.where(np.isin(np.asarray(leaf_of_col), scale.leaves), centres, np.nan)
+    return scale, ability(scale, z_leaf), centres
+
+
+@dataclass
+class AbilityLink:
+    """One target's link from ability to target logit: the link, its floor-anchored refit, and the training
+    models' ability range (theta_lo, theta_hi, theta_sd) that sets the gate."""
+
+    link: LogitLink
+    floor: LogitLink
+    theta_lo: float
+    theta_hi: float
+    theta_sd: float
+
+
+def fit_ability_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray | None,
+                     floor_ability: float) -> AbilityLink:
+    """theta: (m,) training models' abilities; y: (m,) their target means; n_instances: (m,) instances behind
+    each mean (GLM weights) or None; floor_ability: the chance-level model's ability (``chance_ability``)."""
+    y = np.clip(np.asarray(y, dtype=np.float64), LOGIT_EPS, 1 - LOGIT_EPS)
+    link = fit_logit_link(theta, y, n_instances)
+    floor = fit_logit_link(theta, y, n_instances, floor=(floor_ability, FLOOR_SCORE))
+    th = np.asarray(theta, dtype=np.float64)
+    th = th[np.isfinite(th)]
+    return AbilityLink(link, floor, float(th.min()), float(th.max()), float(th.std()) if th.size > 1 else 1.0)
+
+
 def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int, *,
                train: np.ndarray, scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
                n_instances: np.ndarray | None = None,
@@ -159,7 +253,8 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
                n_jobs: int = 1, also_selected: np.ndarray | None = None,
                call_group: np.ndarray | None = None,
                kfold_above: int = KFOLD_ABOVE, configs: dict | None = None) -> ShrunkFit:
-    """Fit the default predictor.
+    """Fit the default predictor: the Pace parts (``fit_pace_parts``), the ability scale without their
+    instances (``ability_without``), a link per target (``fit_ability_link``).
 
     X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
     where a cell collapsed (left out of the ability);
@@ -175,55 +270,21 @@ def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
-    paces, rows_of, warnings = {}, {}, []
-    groups: dict[tuple, list[int]] = {}
-    for t, target in enumerate(targets):
-        rows = np.asarray([i for i in np.asarray(train) if np.isfinite(Y[i, t])], dtype=np.int64)
-        if rows.size < 3:
-            raise ValueError(f"{target}: fewer than 3 training models with a target score")
-        rows_of[target] = rows
-        groups.setdefault(tuple(rows.tolist()), []).append(t)
-    for key, ts in groups.items():
-        rows = np.asarray(key, dtype=np.int64)
-        Z = np.full((X.shape[0], len(ts)), np.nan)
-        for k, t in enumerate(ts):
-            Z[rows, k] = logit(np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS))
-        fitted, warn = _pace_logit_proxies(X, Z, rows, count=count, seed=seed, n_jobs=n_jobs, models=names,
-                                           kfold_above=kfold_above,
-                                           configs=None if configs is None else [configs[targets[t]] for t in ts])
-        for t, proxy in zip(ts, fitted):
-            paces[targets[t]] = proxy
-            warnings += [f"{targets[t]}: {w}" for w in warn if "no target value" not in w]
-    paces = {target: paces[target] for target in targets}
-    # The ability never reads the instances a proxy selected: they were chosen because they separate the
-    # training models, so a model scored on them alone (a new model run on its plan) would look further
-    # from the average than it is. Without them its ability comes from the other instances it has.
-    selected = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]
-                                        + [np.asarray(also_selected if also_selected is not None else [],
-                                                      dtype=np.int64)]))
-    if call_group is not None:          # and not their siblings either: the same call scores them
-        group = np.asarray(call_group)
-        selected = np.flatnonzero(np.isin(group, group[selected]))
-    X_ability = X.copy()
-    X_ability[:, selected] = np.nan
-    if collapsed is not None:
-        X_ability[np.asarray(collapsed, bool)] = np.nan
-    centres = instance_centres(X_ability, scale_rows)
-    z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves, centres))
-    scale = fit_ability_scale(z_leaf[np.asarray(scale_rows)])
-    centres = np.where(np.isin(np.asarray(leaf_of_col), scale.leaves), centres, np.nan)
-    theta = ability(scale, z_leaf)
-    floor_at = (chance_ability(scale, n_leaves), FLOOR_SCORE)
+    paces, warnings = fit_pace_parts(X, Y, targets, train=train, models=names, count=count, seed=seed,
+                                     n_jobs=n_jobs, kfold_above=kfold_above, configs=configs)
+    rows_of = training_rows(Y, targets, train)
+    selected = np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]
+                              + [np.asarray(also_selected if also_selected is not None else [], dtype=np.int64)])
+    scale, theta, centres = ability_without(X, leaf_of_col, n_leaves, selected, scale_rows=scale_rows,
+                                            collapsed=collapsed, call_group=call_group)
+    floor_ability = chance_ability(scale, n_leaves)
     proxies: dict[str, ShrunkProxy] = {}
     for t, target in enumerate(targets):
         rows = rows_of[target]
-        y = np.clip(Y[rows, t], LOGIT_EPS, 1 - LOGIT_EPS)
         n_inst = None if n_instances is None else np.asarray(n_instances, float)[rows, t]
-        link = fit_logit_link(theta[rows], y, n_inst)
-        floor = fit_logit_link(theta[rows], y, n_inst, floor=floor_at)
-        th = theta[rows][np.isfinite(theta[rows])]
-        proxies[target] = ShrunkProxy(target, paces[target], link, float(th.min()), float(th.max()),
-                                      float(th.std()) if th.size > 1 else 1.0, [names[i] for i in rows], floor)
+        fitted = fit_ability_link(theta[rows], Y[rows, t], n_inst, floor_ability)
+        proxies[target] = ShrunkProxy(target, paces[target], fitted.link, fitted.theta_lo, fitted.theta_hi,
+                                      fitted.theta_sd, [names[i] for i in rows], fitted.floor)
     return ShrunkFit(scale, proxies, theta, centres, warnings)
 
 

@@ -1,8 +1,7 @@
 """Held-out evaluation as SQL over the kernel UDFs, materialised into the loocv_* tables.
 
-Folds are rows (``eval_folds``, sql/034). A method whose kernel works per fold (``kernels.unit`` 'fold':
-``default``) is called once per fold, ``pace_abs_eval`` over that fold's ``fold_matrix`` row (sql/038:
-the fold's models as sparse cells, training models first); the other methods (``compat``, which needs
+Folds are rows (``eval_folds``, sql/034). The default method runs per (fold, target) row: a regressor UDF
+per row, an ability UDF per fold and SQL combining them (``warehouse.regressors``); the other methods (``compat``, which needs
 the published transductive basis, ``instance``, the baselines) are called once over the fold 'all' row
 with the split's held-out sets as a parameter. The rest is SQL that unnests the results into rows keyed by
 model, target and instance (benchmark, subdir, instance_id).
@@ -59,7 +58,7 @@ def split_folds(con: duckdb.DuckDBPyConnection, split: str) -> list[tuple[str, s
         raise ValueError(f"--split {split!r} is not one of: loo, family, low-K, high-K, kfold-K "
                          "(K a positive integer)")
     rows = con.execute("SELECT fold, model FROM split_folds(?) ORDER BY fold, model", [split]).fetchall()
-    labelled = con.execute("SELECT count(DISTINCT model) FROM target_means WHERE n_scored > 0").fetchone()[0]
+    labelled = con.execute("SELECT count(DISTINCT model) FROM target_means WHERE n_scored > 0").fetchall()[0][0]
     sizes: dict[str, int] = {}
     for fold, _ in rows:
         sizes[fold] = sizes.get(fold, 0) + 1
@@ -137,17 +136,9 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
         params["folds"] = list(grouped.values())
     run_id = f"{task}-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
+    extra: dict = {}
     if task == "abs" and req.method == "default":
-        # the ability leaves out the runner-call siblings of selected instances; fold rows carry no keys
-        from warehouse.matrices import call_groups_of
-
-        columns = con.execute("SELECT benchmark, subdir, instance_id FROM source_columns(?) ORDER BY col",
-                              [req.sources]).fetchall()
-        params["call_group"] = call_groups_of([tuple(c) for c in columns]).tolist()
-    if task == "abs" and kernels.unit(req.method) == "fold":
-        fold_rows = con.execute("SELECT DISTINCT fold, held_out FROM eval_folds(?, ?) ORDER BY fold",
-                                [req.split, req.targets]).fetchall()
-        _eval_per_fold(con, params, [held for _, held in fold_rows], req.sources, req.targets)
+        extra = _eval_default(con, params, req, run_id)
     else:
         con.execute(f"""
             CREATE OR REPLACE TEMP TABLE _eval AS
@@ -160,16 +151,16 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
                 SELECT ?, ?, ?, ?, ?::JSON, ?::VARCHAR[], targets, models, ?, current_localtimestamp(), ?
                 FROM _eval""",
                 params=[run_id, task, params["mode"], req.method,
-                        json.dumps({k: v for k, v in params.items() if k != "call_group"}), req.sources,
+                        json.dumps(params), req.sources,
                         seconds, req.split]).to_arrow_table(),
             _PREDICTION_TABLE[task]: _held_out_rows(con.sql(_PREDICTIONS_SQL[task], params=[run_id]).to_arrow_table(),
                                                     req.split, {m for _, m in folds}),
             "loocv_folds": _folds_table(run_id, folds),
-            "loocv_configs": con.sql("""
+            "loocv_configs": extra["loocv_configs"] if "loocv_configs" in extra else con.sql("""
                 SELECT ?, c.target, CASE WHEN c.fold < 0 THEN 'ALL' ELSE e.models[c.fold + 1] END,
                        c.m, c.nc_h, c.nc_d, c.q, c.objective, c.cal_a, c.cal_b
                 FROM _eval AS e, unnest(e.r.configs) AS u(c)""", params=[run_id]).to_arrow_table(),
-            "loocv_selections": con.sql("""
+            "loocv_selections": extra["loocv_selections"] if "loocv_selections" in extra else con.sql("""
                 WITH sel AS (SELECT e.models, unnest(e.r.sel) AS s FROM _eval AS e)
                 SELECT ?, CASE WHEN s.fold < 0 THEN 'ALL' ELSE models[s.fold + 1] END, s.target, s.side,
                        c.benchmark, c.subdir, c.instance_id, s.rank, s.weight, s.nc
@@ -180,50 +171,54 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     return EvalResult(run_id, task, tables)
 
 
-def _eval_per_fold(con: duckdb.DuckDBPyConnection, params: dict, folds: list[list[str]],
-                   sources: list[str] | None, targets: list[str] | None) -> None:
-    """``_eval`` (one row: models, targets, r) from one ``pace_abs_eval`` call per fold (``folds``: the
-    held-out models of each ``eval_folds`` row): each fold's held-out predictions, assembled over the
-    known models in row order (NULL for a model no fold holds out, or one without a target score among
-    ``targets``)."""
+def _eval_default(con: duckdb.DuckDBPyConnection, params: dict, req: EvalRequest, run_id: str) -> dict:
+    """The default method over the split's ``eval_folds`` rows (``warehouse.regressors``: a Pace-part UDF per
+    (fold, target), an ability UDF per fold, SQL combining them). Leaves ``_eval`` (one row: models, targets,
+    r) as the other methods' UDF call does, and returns the loocv_configs and loocv_selections rows: one per
+    held-out model of each fold, from the fold's stored weights."""
     import numpy as np
     import pyarrow as pa
 
-    from warehouse import kernels
+    from warehouse import kernels, regressors
+    from warehouse.matrices import build_matrices
 
-    models = [m for (m,) in con.execute("SELECT model FROM model_rows() ORDER BY row").fetchall()]
-    index = {name: i for i, name in enumerate(models)}
-    pred = actual = None
-    names: list[str] = []
-    columns = ", ".join("i." + c for c in kernels.FOLD_COLUMNS)
-    for held in folds:
-        row = con.execute(f"""
-            SELECT i.models, i.n_train, i.targets, pace_abs_eval({columns}, ?) AS r
-            FROM fold_matrix(?::VARCHAR[], ?, ?) AS i""", [json.dumps(params), held, sources, targets]).fetchall()[0]
-        fold_models, n_train, names, r = row
-        if pred is None:
-            pred = np.full((len(models), len(names)), np.nan)
-            actual = np.full((len(models), len(names)), np.nan)
-        for k in range(n_train, len(fold_models)):
-            i = index[fold_models[k]]
-            truth = np.asarray([np.nan if v is None else v for v in r["actual"][k]], float)
-            actual[i] = truth
-            if np.isfinite(truth).any():
-                pred[i] = [np.nan if v is None else v for v in r["pred"][k]]
-    if pred is None:
-        names = [t for (t,) in con.execute("SELECT DISTINCT target FROM target_columns(?) ORDER BY target",
-                                           [targets]).fetchall()]
-        pred = actual = np.full((len(models), len(names)), np.nan)
+    m = build_matrices(con, sources=req.sources, targets=req.targets)
+    with regressors.registered(m) as token:
+        folds = regressors.run_folds(
+            con, token, "SELECT fold, held_out, target FROM eval_folds(?, ?) WHERE list_contains(?, target)",
+            [req.split, req.targets, m.targets], {"count": params["count"], "seed": params["seed"]})
+    held = {name for row in folds.pace.column("held_out").to_pylist() for name in row}
+    actual = m.target_means()
+    actual[[i for i, name in enumerate(m.models) if name not in held]] = np.nan
+    pred = folds.predicted(m.models, m.targets)
+    pred[~np.isfinite(actual).any(axis=1)] = np.nan     # a held-out model without any target score
     result = kernels.FoldResult(pred, actual)
     r_type = duckdb.sql(f"SELECT NULL::{kernels.ABS_RESULT} AS r").to_arrow_table().schema.field("r").type
-    table = pa.table({"models": pa.array([models], pa.list_(pa.string())),
-                      "targets": pa.array([names], pa.list_(pa.string())),
-                      "r": pa.array([kernels.abs_result_row(result, names)], type=r_type)})
+    table = pa.table({"models": pa.array([m.models], pa.list_(pa.string())),
+                      "targets": pa.array([m.targets], pa.list_(pa.string())),
+                      "r": pa.array([kernels.abs_result_row(result, m.targets)], type=r_type)})
     con.register("_eval_arrow", table)
+    con.register("_fold_pace", folds.pace)
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE _eval AS SELECT * FROM _eval_arrow")
+        configs = con.sql("""
+            SELECT ? AS run_id, p.target, h.model AS fold, p.r.m AS m, p.r.nc_h AS nc_h, p.r.nc_d AS nc_d, p.r.q AS q,
+                   NULL::DOUBLE AS objective, NULL::DOUBLE AS cal_a, NULL::DOUBLE AS cal_b
+            FROM _fold_pace AS p, unnest(p.held_out) AS h(model)""", params=[run_id]).to_arrow_table()
+        selections = con.sql("""
+            WITH weights AS (
+                SELECT p.target, p.held_out, unnest(p.r.cols) AS col, unnest(p.r.side) AS side,
+                       unnest(p.r.weight) AS weight
+                FROM _fold_pace AS p
+            )
+            SELECT ? AS run_id, h.model AS fold, w.target, w.side, c.benchmark, c.subdir, c.instance_id,
+                   NULL::INTEGER AS rank, w.weight, NULL::INTEGER AS nc
+            FROM weights AS w, unnest(w.held_out) AS h(model)
+            JOIN source_columns(?) AS c ON c.col = w.col""", params=[run_id, req.sources]).to_arrow_table()
     finally:
         con.unregister("_eval_arrow")
+        con.unregister("_fold_pace")
+    return {"loocv_configs": configs, "loocv_selections": selections}
 
 
 def _held_out_rows(table, split: str, held: set[str]):

@@ -113,30 +113,46 @@ def _fit_instance(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list
     return out, list(res.warnings)
 
 
-def _fit_default(m: Matrices, req: FitRequest, also_selected=None) -> tuple[list[StoredProxy], list[str]]:
-    """models/shrinkage.py: the Pace proxy on the logit scale plus the source-ability link. ``also_selected``:
-    columns the pairwise fit selected (a plan asks for them too, so the ability leaves them out)."""
-    from models.shrinkage import GATE, W_BASE, fit_shrunk
+def _fit_default(con: duckdb.DuckDBPyConnection, m: Matrices, req: FitRequest,
+                 also_selected=None) -> tuple[list[StoredProxy], list[str]]:
+    """models/shrinkage.py through the evaluation's own queries (``warehouse.regressors``) on the fold 'all'
+    of ``eval_folds``: the Pace part's weights per target, the ability scale and links, the combined in-sample
+    predictions. ``also_selected``: columns the pairwise fit selected (a plan asks for them too, so the
+    ability leaves them out)."""
+    from types import SimpleNamespace
 
-    Y = m.target_means()
-    fit = fit_shrunk(m.X, Y, m.targets, m.leaves, m.n_leaves, train=np.arange(len(m.models)),
-                     scale_rows=np.arange(len(m.models)), collapsed=m.collapsed_mask(),
-                     n_instances=m.target_counts(), models=m.models, count=req.count, seed=req.seed, n_jobs=jobs(),
-                     also_selected=also_selected, call_group=m.call_groups(), kfold_above=kfold_above())
-    out = []
-    rows = np.arange(len(m.models))
-    for target, sp in fit.proxies.items():
-        p = sp.pace
-        cfg = p.config
-        link = {"struct_intercept": sp.link.intercept, "struct_slope": sp.link.slope,
-                "floor_intercept": sp.floor.intercept, "floor_slope": sp.floor.slope,
-                "gate_base": W_BASE, "gate_width": GATE, "ability_lo": sp.theta_lo, "ability_hi": sp.theta_hi,
-                "ability_sd": sp.theta_sd, "scale": fit.scale, "centres": fit.centres}
-        out.append(StoredProxy(target, np.asarray(p.cols), [str(s) for s in p.side], np.asarray(p.weight, float),
-                               np.asarray(p.centre, float), float(p.intercept), float(p.lo), float(p.hi),
-                               float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q},
-                               sp.predict(m.X, fit.theta[rows]), list(sp.trained_on), link))
-    return out, list(fit.warnings)
+    from models.shrinkage import GATE, W_BASE
+    from warehouse import regressors
+
+    with regressors.registered(m) as token:
+        folds = regressors.run_folds(con, token, "SELECT fold, held_out, target FROM eval_folds('all', ?)",
+                                     [m.targets], {"count": req.count, "seed": req.seed, "centres": True},
+                                     [int(c) for c in (also_selected if also_selected is not None else [])])
+    ability = folds.ability.column("a")[0].as_py()
+    leaves = ability["leaves"]
+    scale = SimpleNamespace(leaves=[l_["leaf"] for l_ in leaves], centre=[l_["centre"] for l_ in leaves],
+                            scale=[l_["scale"] for l_ in leaves], loading=[l_["loading"] for l_ in leaves])
+    centres = np.full(m.X.shape[1], np.nan)
+    for c in ability["centres"]:
+        centres[c["col"]] = c["centre"]
+    links = {link["target"]: link for link in ability["links"]}
+    in_sample = folds.predicted(m.models, m.targets, held_only=False)
+    out, warnings = [], []
+    for target, r in zip(folds.pace.column("target").to_pylist(), folds.pace.column("r").to_pylist()):
+        t = m.targets.index(target)
+        link = links[target]
+        stored_link = {"struct_intercept": link["intercept"], "struct_slope": link["slope"],
+                       "floor_intercept": link["floor_intercept"], "floor_slope": link["floor_slope"],
+                       "gate_base": W_BASE, "gate_width": GATE, "ability_lo": link["theta_lo"],
+                       "ability_hi": link["theta_hi"], "ability_sd": link["theta_sd"], "scale": scale,
+                       "centres": centres}
+        config = {"m": r["m"], "nc_h": r["nc_h"], "nc_d": r["nc_d"], "q": r["q"]}
+        out.append(StoredProxy(target, np.asarray(r["cols"], np.int64), list(r["side"]), np.asarray(r["weight"], float),
+                               np.asarray(r["centre"], float), float(r["intercept"]), float(r["lo"]), float(r["hi"]),
+                               float(r["m"]), config, in_sample[:, t], list(link["trained_on"]), stored_link))
+        warnings += [w for w in r["warnings"] if w not in warnings]
+    out.sort(key=lambda p: m.targets.index(p.target))
+    return out, warnings
 
 
 def _fit_compat(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
@@ -229,17 +245,42 @@ PAIR_FITTERS = {"default": _fit_pair_default, "instance": _fit_pair_default, "co
 EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
 
 
-def _split_predictions(m: Matrices, req: FitRequest, folds: list[list[int]] | None,
+def _split_predictions(con: duckdb.DuckDBPyConnection, m: Matrices, req: FitRequest, folds: list[list[int]] | None,
                        fixed_configs: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(actual, held-out predicted), each (n, T), of the same method on ``folds`` (None: leave-one-out);
     NaN where a model was not held out or has no truth. ``fixed_configs`` (default method): the fit's own
     configurations, not re-tuned inside each fold."""
+    actual = m.target_means()
+    labelled = np.flatnonzero(np.isfinite(actual).any(axis=1))
+    if req.method == "default":
+        import pyarrow as pa
+
+        from warehouse import regressors
+
+        held_sets = [[m.models[i] for i in sorted(f)] for f in (folds or [[int(i)] for i in labelled])]
+        fold_rows = pa.table({"fold": pa.array([f"f{k}" for k in range(len(held_sets))], pa.string()),
+                              "held_out": pa.array(held_sets, pa.list_(pa.string()))})
+        params = {"count": req.count, "seed": req.seed}
+        if fixed_configs:
+            params["configs"] = {t: {k: getattr(c, k) for k in ("m", "nc_h", "nc_d", "q")}
+                                 for t, c in fixed_configs.items()}
+        con.register("_fit_folds", fold_rows)
+        try:
+            with regressors.registered(m) as token:
+                result = regressors.run_folds(
+                    con, token, "SELECT f.fold, f.held_out, t.target FROM _fit_folds AS f, "
+                    "(SELECT unnest(?::VARCHAR[]) AS target) AS t", [m.targets], params)
+        finally:
+            con.unregister("_fit_folds")
+        held = sorted({m.models.index(name) for fold in held_sets for name in fold})
+        pred = np.full(actual.shape, np.nan)
+        pred[held] = result.predicted(m.models, m.targets)[held]
+        return actual, pred
     from warehouse.kernels import METHODS
 
     params = {"method": req.method, "mode": "loocv", "count": req.count, "B": req.B, "seed": req.seed,
               "split": "loo" if folds is None else "folds",
-              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds],
-              "fixed_configs": fixed_configs}
+              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds]}
     result, _ = METHODS[req.method](m, params)
     return np.asarray(result.actual, float), np.asarray(result.pred, float)
 
@@ -337,7 +378,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     if "abs" in req.tasks:
         pair_cols = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in pair_proxies] or
                                              [np.zeros(0, np.int64)]))
-        proxies, abs_warnings = (_fit_default(m, req, also_selected=pair_cols) if req.method == "default"
+        proxies, abs_warnings = (_fit_default(con, m, req, also_selected=pair_cols) if req.method == "default"
                                  else FITTERS[req.method](m, req))
         warnings = abs_warnings + warnings
     else:
@@ -354,7 +395,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         fixed = {p.target: AbsConfig(**{k: p.config[k] for k in ("m", "nc_h", "nc_d", "q")}) for p in proxies}
     if req.intervals and proxies:
         folds = None if interval_split == "loo" else _split_rows(con, m, interval_split)
-        actual, held_out = _split_predictions(m, req, folds, fixed)
+        actual, held_out = _split_predictions(con, m, req, folds, fixed)
         if interval_split != "loo":
             warnings.append(f"intervals from {KFOLD}-fold held-out residuals, not leave-one-out: {n_labelled} models "
                             f"with target scores > {kfold_above()} (PACE_KFOLD_ABOVE); families dealt into at most "
@@ -365,7 +406,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     residuals = _residuals(actual, held_out, link)
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
-        extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds, fixed), link)
+        extrapolation = np.concatenate([_residuals(*_split_predictions(con, m, req, folds, fixed), link)
                                         for folds in _extrapolation_splits(con, m, interval_split != "loo")]
                                        or [extrapolation])
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"

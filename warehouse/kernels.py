@@ -5,13 +5,11 @@
 configurations and selections as nested lists, which the evaluation SQL unnests into the ``loocv_*``
 tables. Selection columns come back as indices into ``source_columns(src)``.
 
-Each method says how it meets the folds (``unit``):
-
-* ``fold``  the kernel fits on the fold's training rows and predicts its held-out rows; the evaluation
-  calls it once per fold row of ``eval_folds`` (``default``), and ``pace fit`` is the fold 'all'.
-* ``split`` the kernel needs every model of the split at once (``compat``: the published transductive
-  basis and tie order; ``instance``: nested tuning shared between folds; the baselines); it is called
-  once, on the fold 'all' row, with the split's held-out sets in ``params["folds"]``.
+The methods here need every model of the split at once (``compat``: the published transductive basis and
+tie order; ``instance``: nested tuning shared between folds; the baselines): each is called once, on the
+fold 'all' row, with the split's held-out sets in ``params["folds"]``. The ``default`` method is not in
+this table: it runs per (fold, target) row of ``eval_folds`` (``warehouse.regressors``), for the
+evaluation and for ``pace fit`` (the fold 'all') alike.
 """
 from __future__ import annotations
 
@@ -36,7 +34,6 @@ PAIR_RESULT = f"STRUCT(margin DOUBLE[][][], prob DOUBLE[][][], neutral BOOLEAN[]
 
 METHODS: dict[str, Callable[..., Any]] = {}        # Goal A: name -> fn(Matrices, params)
 PAIR_METHODS: dict[str, Callable[..., Any]] = {}   # Goal B
-FOLD_METHODS: dict[str, Callable[..., Any]] = {}   # Goal A, unit 'fold': name -> fn(Matrices, n_train, params)
 
 
 def method(name: str, registry: dict = METHODS):
@@ -46,9 +43,10 @@ def method(name: str, registry: dict = METHODS):
     return register
 
 
-def unit(name: str) -> str:
-    """'fold' when the method's kernel runs per fold row, 'split' when it needs the whole split at once."""
-    return "fold" if name in FOLD_METHODS else "split"
+def abs_methods() -> list[str]:
+    """Every Goal A method: ``default`` (per (fold, target) regressor UDFs, ``warehouse.regressors``) and the
+    ones of this table."""
+    return sorted({"default", *METHODS})
 
 
 @dataclass
@@ -162,55 +160,6 @@ def _compat_fold_rows(m: Matrices, folds: list[list[int]]):
         train = sorted(labelled - set(fold))
         for i in fold:
             yield i, sorted(train + [i])
-
-
-@method("default", FOLD_METHODS)
-def default_fold(m: Matrices, n_train: int, params: dict) -> np.ndarray:
-    """The default method (models/shrinkage.py) on one fold: rows ``:n_train`` train (those with a target
-    score train the proxies; all of them fit the ability scale), rows ``n_train:`` are predicted. Returns
-    (n, T) predictions, NaN on the training rows. ``params["fixed_configs"]`` (target -> AbsConfig, in
-    process only) fixes the Pace part's configuration instead of tuning it inside the fold."""
-    from models import shrinkage
-
-    actual = m.target_means()
-    n = len(m.models)
-    train = np.arange(n_train)
-    held = np.arange(n_train, n)
-    pred = np.full(actual.shape, np.nan)
-    if held.size == 0:
-        return pred
-    labelled = train[np.isfinite(actual[train]).any(axis=1)]
-    fit = shrinkage.fit_shrunk(m.X, actual, m.targets, m.leaves, m.n_leaves, train=labelled, scale_rows=train,
-                               collapsed=m.collapsed_mask(), n_instances=m.target_counts(), models=m.models,
-                               count=params["count"], seed=params["seed"], n_jobs=jobs(), kfold_above=kfold_above(),
-                               configs=params.get("fixed_configs"), call_group=_call_group(m, params))
-    pred[held] = fit.predict(m.X, held)
-    return pred
-
-
-def _call_group(m: Matrices, params: dict) -> np.ndarray:
-    """(S,) runner-call group of each source column: from the matrices' column keys, or (a fold row
-    from SQL carries no keys) from ``params["call_group"]``, which the evaluation adds."""
-    if params.get("call_group") is not None:
-        return np.asarray(params["call_group"], dtype=np.int64)
-    return m.call_groups()
-
-
-@method("default")
-def default_abs(m: Matrices, params: dict):
-    """The default method over a whole split in process (``pace fit``'s interval residuals): each fold's
-    rows are reordered training-first and handed to ``default_fold``, exactly as the evaluation's fold
-    rows are."""
-    actual = m.target_means()
-    labelled = np.flatnonzero(np.isfinite(actual).any(axis=1))
-    folds = held_out_folds(m, params) or [[int(i)] for i in labelled]
-    pred = np.full(actual.shape, np.nan)
-    for fold in folds:
-        held = sorted(int(i) for i in fold)
-        rows = [i for i in range(len(m.models)) if i not in set(held)] + held
-        fold_pred = default_fold(m.subset(rows), len(rows) - len(held), params)
-        pred[held] = fold_pred[len(rows) - len(held):]
-    return FoldResult(pred, actual), np.arange(m.X.shape[1])
 
 
 @method("instance")
@@ -428,9 +377,6 @@ def _pick(registry: dict, params: dict):
 
 
 def abs_eval_row(m: Matrices, n_train: int, params: dict) -> dict:
-    if params.get("method") in FOLD_METHODS:
-        pred = FOLD_METHODS[params["method"]](m, n_train, params)
-        return _to_row(FoldResult(pred, m.target_means()), np.arange(m.X.shape[1]), m.targets)
     result, kept = _pick(METHODS, params)(m, params)
     return _to_row(result, kept, m.targets)
 

@@ -1,5 +1,5 @@
 """Folds are rows, selection is SQL (issue 11): eval_folds, fold_matrix, fold_selection_scores and the per-fold
-kernel UDF agree with the kernels they stand for. Synthetic data only (8 models, a small tree)."""
+kernel UDFs agree with the kernels they stand for. Synthetic data only (8 models, a small tree)."""
 from __future__ import annotations
 
 import numpy as np
@@ -55,30 +55,47 @@ def test_fold_matrix_holds_the_fold_training_models_first(con):
         int(np.isfinite(whole.X).sum())          # sparse: one cell per score, none for a missing one
 
 
-def test_default_evaluation_per_fold_equals_the_kernel_over_the_whole_split(con):
-    """The per-fold UDF path of `pace loocv` (one fold_matrix row per fold) gives the predictions of the
-    in-process kernel over the split (the path `pace fit`'s interval residuals take)."""
-    from warehouse import kernels
+def test_default_evaluation_over_fold_rows_equals_the_kernel_fitted_per_fold(con):
+    """`pace loocv` of the default method (a regressor UDF per eval_folds row, an ability UDF per fold, SQL
+    combining them) gives, for every held-out model, the prediction of ``models.shrinkage.fit_shrunk``
+    fitted in process on that fold's training models; its configurations and selections are rows too."""
+    from models.shrinkage import fit_shrunk
     from warehouse.evaluate import EvalRequest, compute_eval
     from warehouse.matrices import build_matrices
 
-    targets = ["swebench"]
+    targets = ["swebench", "gaia"]
     req = EvalRequest(method="default", count=10, B=10, seed=3, split="kfold-3", targets=targets)
     result = compute_eval(con, req, "abs")
     table = result.tables["loocv_predictions"]
     stored = {(m, t): p for _, m, t, p, *_ in zip(*(c.to_pylist() for c in table.columns))}
     m = build_matrices(con, targets=targets)
-    folds = {}
-    for fold, model in con.execute("SELECT fold, model FROM split_folds('kfold-3')").fetchall():
+    folds: dict[str, list[str]] = {}
+    for fold, model in con.execute("SELECT fold, model FROM split_folds('kfold-3') ORDER BY model").fetchall():
         folds.setdefault(fold, []).append(model)
-    inproc, _ = kernels.METHODS["default"](m, {**req.params(), "folds": list(folds.values())})
     checked = 0
-    for i, model in enumerate(m.models):
-        for t, target in enumerate(m.targets):
-            if np.isfinite(inproc.pred[i, t]):
-                assert stored[(model, target)] == pytest.approx(inproc.pred[i, t], abs=1e-12)
-                checked += 1
-    assert checked >= 8 * len(m.targets)
+    for held in folds.values():
+        rows = [i for i, name in enumerate(m.models) if name not in held] + [m.models.index(h) for h in held]
+        fold = m.subset(rows)
+        n_train = len(rows) - len(held)
+        Y = fold.target_means()
+        train = np.arange(n_train)
+        fit = fit_shrunk(fold.X, Y, fold.targets, fold.leaves, fold.n_leaves,
+                         train=train[np.isfinite(Y[train]).any(axis=1)], scale_rows=train,
+                         collapsed=fold.collapsed_mask(), n_instances=fold.target_counts(), models=fold.models,
+                         count=10, seed=3, call_group=fold.call_groups())
+        pred = fit.predict(fold.X, np.arange(n_train, len(rows)))
+        for k, name in enumerate(held):
+            for t, target in enumerate(fold.targets):
+                if np.isfinite(Y[n_train + k, t]):
+                    assert stored[(name, target)] == pytest.approx(pred[k, t], abs=1e-12)
+                    checked += 1
+    assert checked >= 8 * len(targets)
+    configs = result.tables["loocv_configs"].to_pylist()
+    assert {(r["fold"], r["target"]) for r in configs} == {(h, t) for f in folds.values() for h in f for t in targets}
+    selections = result.tables["loocv_selections"].to_pylist()
+    per_fold = {(r["fold"], r["target"]) for r in selections}
+    assert per_fold == {(h, t) for f in folds.values() for h in f for t in targets}
+    assert all(r["side"] in ("H", "D", "HD") and r["weight"] is not None for r in selections)
 
 
 def test_selection_scores_view_ranks_as_the_kernel(con):
