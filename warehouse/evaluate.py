@@ -2,8 +2,9 @@
 
 Folds are rows (``eval_folds``, sql/034). The default method runs per (fold, target) row: a regressor UDF
 per row, an ability UDF per fold and SQL combining them (``warehouse.regressors``); the other methods (``compat``, which needs
-the published transductive basis, ``instance``, the baselines) are called once over the fold 'all' row
-with the split's held-out sets as a parameter. The rest is SQL that unnests the results into rows keyed by
+the published transductive basis, ``instance``, the baselines) are called once, on the fold 'all', with the
+split's held-out sets as a parameter. Every UDF reads its fold from the matrices the evaluation read once
+(``warehouse.fold_data``), never from a row holding them. The rest is SQL that unnests the results into rows keyed by
 model, target and instance (benchmark, subdir, instance_id).
 """
 from __future__ import annotations
@@ -121,12 +122,11 @@ def run_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> str
 
 
 def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> EvalResult:
-    """One UDF call on ``loocv_inputs``, then SQL that unnests it into the rows of the loocv_* tables.
+    """The method's UDF calls over the split's folds, then SQL that unnests them into the rows of the
+    loocv_* tables (returned, not stored).
 
     Works on a read-only connection (a temporary table and the UDFs are all it needs), so a long
     evaluation does not hold the warehouse's write lock."""
-    from warehouse import kernels
-
     params = req.params()
     folds = split_folds(con, req.split)
     grouped: dict[str, list[str]] = {}
@@ -140,10 +140,15 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     if task == "abs" and req.method == "default":
         extra = _eval_default(con, params, req, run_id)
     else:
-        con.execute(f"""
-            CREATE OR REPLACE TEMP TABLE _eval AS
-            SELECT i.models, i.targets, pace_{task}_eval({', '.join('i.' + c for c in kernels.FOLD_COLUMNS)}, ?) AS r
-            FROM fold_matrix([]::VARCHAR[], ?, ?) AS i""", [json.dumps(params), req.sources, req.targets])
+        from warehouse.fold_data import registered
+        from warehouse.matrices import build_matrices
+
+        m = build_matrices(con, sources=req.sources, targets=req.targets)
+        with registered(m) as data:
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE _eval AS
+                SELECT ?::VARCHAR[] AS models, ?::VARCHAR[] AS targets,
+                       pace_{task}_eval(?, []::VARCHAR[], ?) AS r""", [m.models, m.targets, data, json.dumps(params)])
     seconds = time.perf_counter() - started
     try:
         tables = {

@@ -1,9 +1,11 @@
 """The proxy kernels as DuckDB UDFs, and the method table: (task, method, params) -> ``models``.
 
-``pace_abs_eval`` / ``pace_pair_eval(<fold_matrix columns>, params)`` take one ``fold_matrix`` row
-(sql/038: one fold's models as sparse cells, training models first) and return predictions,
-configurations and selections as nested lists, which the evaluation SQL unnests into the ``loocv_*``
-tables. Selection columns come back as indices into ``source_columns(src)``.
+``pace_abs_eval`` / ``pace_pair_eval(data, held_out, params)`` take a fold (``data``: the token of the
+matrices the evaluation registered, ``warehouse.fold_data``; ``held_out``: the fold's held-out models) and
+return predictions, configurations and selections as nested lists, which the evaluation SQL unnests into
+the ``loocv_*`` tables. Selection columns come back as indices into ``source_columns(src)``.
+``pace_fold_basis(<fold_matrix columns>, params)`` takes one ``fold_matrix`` row (sql/038), for the
+user-facing ``fold_selection_scores`` view.
 
 The methods here need every model of the split at once (``compat``: the published transductive basis and
 tie order; ``instance``: nested tuning shared between folds; the baselines): each is called once, on the
@@ -21,6 +23,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from warehouse.fold_data import resolve
 from warehouse.matrices import Matrices, fold_row_to_matrices, published_arrays
 from warehouse.udfs import REGISTRARS
 
@@ -386,9 +389,8 @@ def pair_eval_row(m: Matrices, n_train: int, params: dict) -> dict:
     return _to_pair_row(result, kept, neutral)
 
 
-#: the ``fold_matrix`` columns a kernel UDF takes (then ``params`` JSON)
-FOLD_COLUMNS = ("models", "n_train", "n_cols", "x", "targets", "t_cols", "p", "leaves", "leaf_benchmarks",
-                "collapsed")
+#: the types of the ``fold_matrix`` columns (models, n_train, n_cols, x, targets, t_cols, p, leaves,
+#: leaf_benchmarks, collapsed) that ``pace_fold_basis`` takes, then ``params`` JSON
 _FOLD_TYPES = ["VARCHAR[]", "INTEGER", "INTEGER", "STRUCT(r INTEGER, c INTEGER, v DOUBLE)[]", "VARCHAR[]",
                "INTEGER[]", "STRUCT(t INTEGER, r INTEGER, c INTEGER, v DOUBLE)[]", "INTEGER[]", "VARCHAR[]",
                "INTEGER[][]"]
@@ -431,17 +433,36 @@ def fold_basis_rows(m: Matrices, n_train: int, params: dict) -> list[dict]:
     return out
 
 
-UDFS = {"pace_abs_eval": (abs_eval_row, ABS_RESULT), "pace_pair_eval": (pair_eval_row, PAIR_RESULT),
-        "pace_fold_basis": (fold_basis_rows, BASIS_RESULT)}
+def _data_udf(row_fn, result_sql: str):
+    """An Arrow UDF ``(data, held_out, params)`` computing ``row_fn`` on the fold's matrices, resolved from the
+    token ``data`` (``warehouse.fold_data``) instead of a ``fold_matrix`` row."""
+    arrow_type = duckdb.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
+
+    def udf(data, held_out, params):
+        out = []
+        for i in range(len(data)):
+            m, n_train = resolve(data[i].as_py(), held_out[i].as_py() or [])
+            out.append(row_fn(m, n_train, json.loads(params[i].as_py())))
+        return pa.array(out, type=arrow_type)
+    return udf
+
+
+#: name -> (row function, result type, takes a ``fold_matrix`` row (True) or a data token (False))
+UDFS = {"pace_abs_eval": (abs_eval_row, ABS_RESULT, False), "pace_pair_eval": (pair_eval_row, PAIR_RESULT, False),
+        "pace_fold_basis": (fold_basis_rows, BASIS_RESULT, True)}
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    for name, (row_fn, result_sql) in UDFS.items():
+    for name, (row_fn, result_sql, fold_row) in UDFS.items():
         # Connections to one file in one process share a catalog: a second connect() finds it registered.
         if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
             continue
-        con.create_function(name, _arrow_udf(row_fn, result_sql), [*_FOLD_TYPES, "VARCHAR"], result_sql,
-                            type="arrow", side_effects=True)
+        if fold_row:
+            con.create_function(name, _arrow_udf(row_fn, result_sql), [*_FOLD_TYPES, "VARCHAR"], result_sql,
+                                type="arrow", side_effects=True)
+        else:
+            con.create_function(name, _data_udf(row_fn, result_sql), ["VARCHAR", "VARCHAR[]", "VARCHAR"], result_sql,
+                                type="arrow", side_effects=True)
 
 
 REGISTRARS.append(register)

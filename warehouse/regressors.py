@@ -14,25 +14,25 @@ split 'all' (one fold holding nothing out). Three steps, each a query:
    to the link outside the training models' ability range, through expit: the prediction of every
    model of every fold, the held-out ones being the evaluation's and fold 'all' the fit's own.
 
-``data`` names the matrices of every known model (``build_matrices``, read in long form from
-``fold_cells``: no row ever holds the warehouse), registered in this process for the duration of the
-queries (:func:`registered`); a fold is a row subset of it, training models first, exactly as the
-``fold_matrix`` row of the fold would give it. Within one vector of rows the UDF fits the targets of a
+``data`` names the matrices of every known model (``warehouse.fold_data``: read once in long form from
+``fold_cells``, so no row ever holds the warehouse); a fold is a row subset of them, training models
+first, exactly as the fold's ``fold_matrix`` row would give it. Within one vector of rows the UDF fits the targets of a
 fold together (they share training bases); each row's result depends only on that row.
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import uuid
 from dataclasses import dataclass
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
+from warehouse.fold_data import registered, resolve
 from warehouse.matrices import Matrices
 from warehouse.udfs import REGISTRARS
+
+__all__ = ["registered", "pace_parts", "fold_ability", "run_folds", "DefaultFolds", "COMBINE_SQL"]
 
 PACE_RESULT = ("STRUCT(cols INTEGER[], side VARCHAR[], weight DOUBLE[], centre DOUBLE[], intercept DOUBLE, "
                "lo DOUBLE, hi DOUBLE, m DOUBLE, nc_h INTEGER, nc_d INTEGER, q DOUBLE, trained_on VARCHAR[], "
@@ -42,33 +42,6 @@ ABILITY_RESULT = ("STRUCT(theta STRUCT(model VARCHAR, theta DOUBLE)[], "
                   "centres STRUCT(col INTEGER, centre DOUBLE)[], "
                   "links STRUCT(target VARCHAR, intercept DOUBLE, slope DOUBLE, floor_intercept DOUBLE, "
                   "floor_slope DOUBLE, theta_lo DOUBLE, theta_hi DOUBLE, theta_sd DOUBLE, trained_on VARCHAR[])[])")
-
-_DATA: dict[str, Matrices] = {}
-
-
-@contextlib.contextmanager
-def registered(m: Matrices):
-    """A name for ``m`` that the UDFs of this process resolve while the block runs."""
-    token = f"matrices-{uuid.uuid4().hex}"
-    _DATA[token] = m
-    try:
-        yield token
-    finally:
-        _DATA.pop(token, None)
-
-
-def _fold(token: str, held_out: list[str]) -> tuple[Matrices, int]:
-    """The fold's matrices (training models first, in row order, then the held-out ones) and n_train."""
-    try:
-        m = _DATA[token]
-    except KeyError:
-        raise ValueError(f"no matrices registered as {token!r} in this process (see regressors.registered)") from None
-    held = set(held_out or [])
-    rows = [i for i, name in enumerate(m.models) if name not in held] + \
-           [i for i, name in enumerate(m.models) if name in held]
-    n_train = len(m.models) - sum(name in held for name in m.models)
-    return (m if n_train == len(m.models) else m.subset(rows)), n_train
-
 
 def _labelled(m: Matrices, n_train: int) -> np.ndarray:
     actual = m.target_means()
@@ -89,7 +62,7 @@ def pace_parts(token: str, held_out: list[str], targets: list[str], params: dict
     from models.shrinkage import fit_pace_parts
     from warehouse.kernels import jobs, kfold_above
 
-    m, n_train = _fold(token, held_out)
+    m, n_train = resolve(token, held_out)
     index = {t: k for k, t in enumerate(m.targets)}
     unknown = [t for t in targets if t not in index]
     if unknown:
@@ -117,7 +90,7 @@ def fold_ability(token: str, held_out: list[str], selected: list[int], params: d
     """Step 2 for one fold: the ``ABILITY_RESULT`` dict (``centres`` only with params["centres"])."""
     from models.shrinkage import ability_without, chance_ability, fit_ability_link, training_rows
 
-    m, n_train = _fold(token, held_out)
+    m, n_train = resolve(token, held_out)
     Y = m.target_means()
     scale, theta, centres = ability_without(m.X, m.leaves, m.n_leaves, np.asarray(selected or [], np.int64),
                                             scale_rows=np.arange(n_train), collapsed=m.collapsed_mask(),

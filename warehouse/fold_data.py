@@ -1,0 +1,41 @@
+"""The matrices the evaluation UDFs read, named by a token instead of passed as one row.
+
+The evaluation reads every known model's matrices once (``build_matrices``: the fold 'all', streamed
+in long form from ``fold_cells``), registers them under a token for the duration of its queries, and
+the UDFs take ``(data, held_out, ...)`` per fold row: a fold is a row subset of those matrices, training
+models first in row order, then the held-out ones, exactly the layout of that fold's ``fold_matrix`` row
+(sql/038). So no SQL value ever holds the warehouse, at any size.
+"""
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+from warehouse.matrices import Matrices
+
+_DATA: dict[str, Matrices] = {}
+
+
+@contextlib.contextmanager
+def registered(m: Matrices):
+    """A token for ``m`` that this process's UDFs resolve while the block runs."""
+    token = f"matrices-{uuid.uuid4().hex}"
+    _DATA[token] = m
+    try:
+        yield token
+    finally:
+        _DATA.pop(token, None)
+
+
+def resolve(token: str, held_out: list[str] | None = None) -> tuple[Matrices, int]:
+    """The fold's matrices (the training models in row order, then the held-out ones) and n_train."""
+    try:
+        m = _DATA[token]
+    except KeyError:
+        raise ValueError(f"no matrices registered as {token!r} in this process (see fold_data.registered)") from None
+    held = set(held_out or [])
+    if not held & set(m.models):
+        return m, len(m.models)
+    rows = [i for i, name in enumerate(m.models) if name not in held] + \
+           [i for i, name in enumerate(m.models) if name in held]
+    return m.subset(rows), sum(name not in held for name in m.models)
