@@ -169,3 +169,23 @@ def test_fit_above_the_kfold_threshold_uses_kfold_residuals_and_says_so(small_db
             fit_and_store(con, FitRequest(count=15, B=10, seed=2, targets=["gaia"], tasks=("abs",)))
     finally:
         con.close()
+
+
+def test_fold_data_resolves_a_fold_as_its_fold_matrix_row_would_and_forgets_it_after(con):
+    """A UDF's ``data`` token gives the fold's rows training-first, the layout of its fold_matrix row; outside
+    the ``registered`` block the token is refused by name."""
+    from warehouse.fold_data import registered, resolve
+    from warehouse.matrices import build_matrices, fold_matrices
+
+    whole = build_matrices(con)
+    held = [whole.models[4], whole.models[1]]
+    expected, expected_train = fold_matrices(con, held)
+    with registered(whole) as token:
+        fold, n_train = resolve(token, held)
+        same, all_train = resolve(token, [])
+    assert n_train == expected_train and fold.models == expected.models
+    assert np.array_equal(fold.X, expected.X, equal_nan=True)
+    assert np.array_equal(fold.collapsed_mask(), expected.collapsed_mask())
+    assert same is whole and all_train == len(whole.models)
+    with pytest.raises(ValueError, match=f"no matrices registered as '{token}'"):
+        resolve(token, held)
