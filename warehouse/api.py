@@ -319,10 +319,10 @@ class Warehouse:
         ('AVERAGE', 5.7)
         """
         from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
-        from warehouse.kernels import PAIR_METHODS, abs_methods
+        from warehouse.kernels import abs_methods, pair_methods
 
         validate.choice(task, "task", TASKS)
-        validate.choice(method, "--method", (abs_methods() if task == "abs" else sorted(PAIR_METHODS)))
+        validate.choice(method, "--method", (abs_methods() if task == "abs" else pair_methods()))
         validate.split_name(split)
         if missing is not None:
             validate.choice(missing, "--missing", ("mask", "zero", "auto"))

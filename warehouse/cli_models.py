@@ -43,10 +43,10 @@ TUNING = ("count", "B", "seed", "q", "m", "nc_h", "nc_d", "nc_max", "missing")
 
 def loocv_options(ctx: typer.Context, task: str, method: str) -> dict:
     """The tuning options given on the command line or by the environment (see cli_options)."""
-    from warehouse.kernels import PAIR_METHODS, abs_methods
+    from warehouse.kernels import abs_methods, pair_methods
     from warehouse.method_flags import reads
 
-    validate.choice(method, "--method", (abs_methods() if task == "abs" else sorted(PAIR_METHODS)))
+    validate.choice(method, "--method", (abs_methods() if task == "abs" else pair_methods()))
     names = [n for n in TUNING if n in ctx.params]
     return options_given(ctx, names, reads(task, method, ctx.params))
 

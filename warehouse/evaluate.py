@@ -139,6 +139,8 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     extra: dict = {}
     if task == "abs" and req.method == "default":
         extra = _eval_default(con, params, req, run_id)
+    elif task == "pair" and req.method == "default":
+        extra = _eval_default_pair(con, params, req, run_id)
     else:
         from warehouse.fold_data import registered
         from warehouse.matrices import build_matrices
@@ -223,6 +225,55 @@ def _eval_default(con: duckdb.DuckDBPyConnection, params: dict, req: EvalRequest
     finally:
         con.unregister("_eval_arrow")
         con.unregister("_fold_pace")
+    return {"loocv_configs": configs, "loocv_selections": selections}
+
+
+def _eval_default_pair(con: duckdb.DuckDBPyConnection, params: dict, req: EvalRequest, run_id: str) -> dict:
+    """The default method's pairwise evaluation over the split's ``eval_folds`` rows
+    (``warehouse.pair_regressors``: a directed-prediction UDF per (fold, target), SQL averaging the two
+    directions of each pair). Leaves ``_eval`` as the other methods do and returns the loocv_configs and
+    loocv_selections rows of the held-out models."""
+    import numpy as np
+    import pyarrow as pa
+
+    from warehouse import kernels, pair_regressors
+    from warehouse.matrices import build_matrices
+
+    m = build_matrices(con, sources=req.sources, targets=req.targets)
+    symmetric, rows = pair_regressors.run_pair_folds(con, m, req.split, req.targets,
+                                                     {"count": params["count"], "B": params["B"],
+                                                      "seed": params["seed"]})
+    n, T = len(m.models), len(m.targets)
+    row, col = {name: i for i, name in enumerate(m.models)}, {t: k for k, t in enumerate(m.targets)}
+    margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
+    d = symmetric.to_pydict()
+    for target, model, opponent, margin, p in zip(d["target"], d["model"], d["opponent"], d["margin"], d["prob"]):
+        k, j, t = row[model], row[opponent], col[target]
+        margins[k, j, t] = np.nan if margin is None else margin
+        prob[k, j, t] = np.nan if p is None else p
+    # an exactly zero margin is an abstention (degenerate fit): p = 1/2, half a correct answer
+    neutral = np.isfinite(margins) & (margins == 0)
+    result = kernels.PairFoldResult(margins, prob, m.target_means())
+    r_type = duckdb.sql(f"SELECT NULL::{kernels.PAIR_RESULT} AS r").to_arrow_table().schema.field("r").type
+    table = pa.table({"models": pa.array([m.models], pa.list_(pa.string())),
+                      "targets": pa.array([m.targets], pa.list_(pa.string())),
+                      "r": pa.array([kernels.pair_result_row(result, neutral)], type=r_type)})
+    con.register("_eval_arrow", table)
+    con.register("_fold_pair", rows)
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE _eval AS SELECT * FROM _eval_arrow")
+        configs = con.sql("""
+            SELECT ? AS run_id, p.target, c.model AS fold, c.m, c.nc AS nc_h, c.nc AS nc_d, c.q,
+                   NULL::DOUBLE AS objective, c.cal_a, c.cal_b
+            FROM _fold_pair AS p, unnest(p.r.configs) AS u(c)""", params=[run_id]).to_arrow_table()
+        selections = con.sql("""
+            WITH sel AS (SELECT p.target, unnest(p.r.sel) AS s FROM _fold_pair AS p)
+            SELECT ? AS run_id, s.model AS fold, sel.target, s.side, c.benchmark, c.subdir, c.instance_id,
+                   s.rank, s.weight, s.nc
+            FROM sel JOIN source_columns(?) AS c ON c.col = s.col""", params=[run_id, req.sources]).to_arrow_table()
+    finally:
+        con.unregister("_eval_arrow")
+        con.unregister("_fold_pair")
     return {"loocv_configs": configs, "loocv_selections": selections}
 
 

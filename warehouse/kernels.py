@@ -10,8 +10,8 @@ user-facing ``fold_selection_scores`` view.
 The methods here need every model of the split at once (``compat``: the published transductive basis and
 tie order; ``instance``: nested tuning shared between folds; the baselines): each is called once, on the
 fold 'all' row, with the split's held-out sets in ``params["folds"]``. The ``default`` method is not in
-this table: it runs per (fold, target) row of ``eval_folds`` (``warehouse.regressors``), for the
-evaluation and for ``pace fit`` (the fold 'all') alike.
+this table: it runs per (fold, target) row of ``eval_folds`` (``warehouse.regressors``, Goal B
+``warehouse.pair_regressors``), for the evaluation and for ``pace fit`` (the fold 'all') alike.
 """
 from __future__ import annotations
 
@@ -50,6 +50,11 @@ def abs_methods() -> list[str]:
     """Every Goal A method: ``default`` (per (fold, target) regressor UDFs, ``warehouse.regressors``) and the
     ones of this table."""
     return sorted({"default", *METHODS})
+
+
+def pair_methods() -> list[str]:
+    """Every Goal B method: ``default`` (``warehouse.pair_regressors``) and the ones of this table."""
+    return sorted({"default", *PAIR_METHODS})
 
 
 @dataclass
@@ -285,33 +290,6 @@ def compat_pair(m: Matrices, params: dict):
     return PairFoldResult(margins, prob, actual), np.arange(m.X.shape[1]), np.zeros(margins.shape, bool)
 
 
-@method("default", PAIR_METHODS)
-def default_pair(m: Matrices, params: dict):
-    """The honest Goal B (models/pair_default.py): soft labels, cross-fitted calibration, neutral abstentions."""
-    from models import pair_default
-
-    def loo(X, P):
-        return pair_default.loocv_pair_default(X, P, m.targets, models=m.models, count=params["count"],
-                                               B=params["B"], seed=params["seed"], n_jobs=jobs())
-
-    folds = held_out_folds(m, params)
-    if folds is None:
-        result = loo(m.X, m.P)
-    else:   # hide each fold's targets, as folds_by_masking does for Goal A
-        n, T = m.X.shape[0], len(m.targets)
-        margins, prob = np.full((n, n, T), np.nan), np.full((n, n, T), np.nan)
-        for fold in folds:
-            P = [p.copy() for p in m.P]
-            for p in P:
-                p[fold] = np.nan
-            r = loo(m.X, P)
-            margins[fold], prob[fold] = np.asarray(r.margins, float)[fold], np.asarray(r.prob, float)[fold]
-        result = PairFoldResult(margins, prob, m.target_means())
-    # an exactly zero margin is an abstention (degenerate fit): p = 1/2, half a correct answer
-    neutral = np.isfinite(result.margins) & (result.margins == 0)
-    return result, np.arange(m.X.shape[1]), neutral
-
-
 def _override(configs: dict, params: dict) -> dict:
     """Apply --m / --nc-h / --nc-d to every target's frozen configuration."""
     from dataclasses import replace
@@ -355,6 +333,11 @@ def _common_row(result, kept: np.ndarray) -> dict:
 def abs_result_row(result: FoldResult, targets: list[str]) -> dict:
     """A Goal A result as the ``ABS_RESULT`` struct (no selections: every column index is kept)."""
     return _to_row(result, np.zeros(0, np.int64), targets)
+
+
+def pair_result_row(result: "PairFoldResult", neutral: np.ndarray) -> dict:
+    """A Goal B result as the ``PAIR_RESULT`` struct (no configurations or selections)."""
+    return _to_pair_row(result, np.zeros(0, np.int64), neutral)
 
 
 def _to_row(result, kept: np.ndarray, targets: list[str]) -> dict:

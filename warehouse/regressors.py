@@ -32,7 +32,7 @@ from warehouse.fold_data import registered, resolve
 from warehouse.matrices import Matrices
 from warehouse.udfs import REGISTRARS
 
-__all__ = ["registered", "pace_parts", "fold_ability", "run_folds", "DefaultFolds", "COMBINE_SQL"]
+__all__ = ["registered", "pace_parts", "fold_ability", "run_folds", "DefaultFolds", "COMBINE_SQL", "kernel_error"]
 
 PACE_RESULT = ("STRUCT(cols INTEGER[], side VARCHAR[], weight DOUBLE[], centre DOUBLE[], intercept DOUBLE, "
                "lo DOUBLE, hi DOUBLE, m DOUBLE, nc_h INTEGER, nc_d INTEGER, q DOUBLE, trained_on VARCHAR[], "
@@ -238,13 +238,13 @@ def run_folds(con: duckdb.DuckDBPyConnection, token: str, folds_sql: str, folds_
         return DefaultFolds(con.sql("SELECT * FROM _pace").to_arrow_table(),
                             con.sql("SELECT * FROM _ability").to_arrow_table(), predictions)
     except duckdb.Error as exc:
-        raise _kernel_error(exc) from exc
+        raise kernel_error(exc) from exc
     finally:
         con.execute("DROP TABLE IF EXISTS _pace")
         con.execute("DROP TABLE IF EXISTS _ability")
 
 
-def _kernel_error(exc: duckdb.Error) -> Exception:
+def kernel_error(exc: duckdb.Error) -> Exception:
     """A kernel's ValueError raised inside a UDF as itself (its message is the user's answer)."""
     text = str(exc)
     marker = "ValueError: "

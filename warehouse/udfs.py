@@ -16,6 +16,7 @@ REGISTRARS: list[Callable[[duckdb.DuckDBPyConnection], None]] = []
 def register_all(con: duckdb.DuckDBPyConnection) -> None:
     import warehouse.kernels  # noqa: F401  (registers itself)
     import warehouse.regressors  # noqa: F401  (registers itself)
+    import warehouse.pair_regressors  # noqa: F401  (registers itself)
 
     for register in REGISTRARS:
         register(con)

@@ -189,3 +189,46 @@ def test_fold_data_resolves_a_fold_as_its_fold_matrix_row_would_and_forgets_it_a
     assert same is whole and all_train == len(whole.models)
     with pytest.raises(ValueError, match=f"no matrices registered as '{token}'"):
         resolve(token, held)
+
+
+@pytest.mark.parametrize("split", ["loo", "kfold-3"])
+def test_default_pair_evaluation_over_fold_rows_equals_the_kernel(con, split):
+    """`pace loocv pair` of the default method (a directed-prediction UDF per eval_folds row, SQL averaging
+    each pair's two directions) gives the in-process kernel's symmetric margins and probabilities: for loo
+    one leave-one-out pass, for another split a pass per fold with the fold's targets hidden."""
+    from models.pair_default import loocv_pair_default
+    from warehouse.evaluate import EvalRequest, compute_eval
+    from warehouse.matrices import build_matrices
+
+    req = EvalRequest(method="default", count=15, B=10, seed=5, split=split, targets=["gaia", "swebench"])
+    result = compute_eval(con, req, "pair")
+    m = build_matrices(con, targets=req.targets)
+    folds: dict[str, list[str]] = {}
+    for fold, model in con.execute("SELECT fold, model FROM split_folds(?)", [split]).fetchall():
+        folds.setdefault(fold, []).append(model)
+    expected_margin = np.full((len(m.models),) * 2 + (2,), np.nan)
+    expected_prob = expected_margin.copy()
+    for held in folds.values() if split != "loo" else [[]]:
+        rows = [m.models.index(h) for h in held]
+        P = [p.copy() for p in m.P]
+        for p in P:
+            p[rows] = np.nan
+        kernel = loocv_pair_default(m.X, P, m.targets, models=m.models, count=15, B=10, seed=5)
+        take = rows or list(range(len(m.models)))
+        expected_margin[take], expected_prob[take] = kernel.margins[take], kernel.prob[take]
+    index, t_index = {n: i for i, n in enumerate(m.models)}, {t: k for k, t in enumerate(m.targets)}
+    checked = 0
+    for row in result.tables["loocv_pair_predictions"].to_pylist():
+        _, model, opponent, target, _, margin, prob, _ = row.values()
+        want = expected_margin[index[model], index[opponent], t_index[target]]
+        if margin is None:
+            assert not np.isfinite(want)
+            continue
+        assert margin == pytest.approx(want, abs=1e-12)
+        assert prob == pytest.approx(expected_prob[index[model], index[opponent], t_index[target]], abs=1e-12)
+        checked += 1
+    assert checked >= 8 * 7 * 2
+    held_models = {m_ for f in folds.values() for m_ in f}
+    configs = result.tables["loocv_configs"].to_pylist()
+    assert {(c["fold"], c["target"]) for c in configs} == {(h, t) for h in held_models for t in req.targets}
+    assert all(c["cal_a"] is not None for c in configs)
