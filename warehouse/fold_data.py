@@ -9,11 +9,14 @@ models first in row order, then the held-out ones, exactly the layout of that fo
 from __future__ import annotations
 
 import contextlib
+import threading
 import uuid
 
 from warehouse.matrices import Matrices
 
 _DATA: dict[str, Matrices] = {}
+_MEMO: dict[str, dict] = {}
+_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -21,10 +24,25 @@ def registered(m: Matrices):
     """A token for ``m`` that this process's UDFs resolve while the block runs."""
     token = f"matrices-{uuid.uuid4().hex}"
     _DATA[token] = m
+    _MEMO[token] = {}
     try:
         yield token
     finally:
         _DATA.pop(token, None)
+        _MEMO.pop(token, None)
+
+
+def shared(token: str, key, compute):
+    """``compute()`` once per (token, key) while ``token`` lives: work a UDF shares between rows that DuckDB
+    may hand it in several vectors, from several threads at once (one leave-one-out pass serves every loo
+    fold)."""
+    resolve(token)
+    with _LOCK:
+        cell = _MEMO[token].setdefault(key, {"lock": threading.Lock()})
+    with cell["lock"]:
+        if "value" not in cell:
+            cell["value"] = compute()
+        return cell["value"]
 
 
 def resolve(token: str, held_out: list[str] | None = None) -> tuple[Matrices, int]:

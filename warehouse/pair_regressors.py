@@ -25,7 +25,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from warehouse.fold_data import registered, resolve
+from warehouse.fold_data import registered, resolve, shared
 from warehouse.udfs import REGISTRARS
 
 __all__ = ["PAIR_RESULT", "SYMMETRIC_SQL", "run_pair_folds"]
@@ -84,12 +84,14 @@ def pair_rows(token: str, split: str, folds: list[list[str]], targets: list[str]
     # seed + 31 * (its index), so a row's result must not depend on which rows share its vector
     wanted = list(m.targets)
     if split == "loo":     # one leave-one-out pass gives every fold's directed row
-        result = _loocv(m, wanted, params, [])
+        result = shared(token, ("pair-loo", json.dumps(params, sort_keys=True)),
+                        lambda: _loocv(m, wanted, params, []))
         for k, (held, target) in enumerate(zip(folds, targets)):
             out[k] = _rows(result, m, wanted.index(target), target, [m.models.index(h) for h in held])
         return out
     for held in dict.fromkeys(tuple(f) for f in folds):
-        result = _loocv(m, wanted, params, list(held))
+        result = shared(token, ("pair-masked", held, json.dumps(params, sort_keys=True)),
+                        lambda: _loocv(m, wanted, params, list(held)))  # noqa: B023 (called at once)
         for k, (fold, target) in enumerate(zip(folds, targets)):
             if tuple(fold) == held:
                 row = _rows(result, m, wanted.index(target), target, list(range(len(m.models))))
