@@ -202,19 +202,21 @@ class StoredPairProxy:
     trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
 
 
-def _fit_pair_default(m: Matrices, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
-    from models.pair_default import fit_pair_default
+def _fit_pair_default(con: duckdb.DuckDBPyConnection, m: Matrices,
+                      req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
+    """models/pair_default.py through the UDF ``pace_default_pair_fit`` on the fold 'all' of ``eval_folds``
+    (``warehouse.pair_regressors``)."""
+    from warehouse.pair_regressors import fit_pair_rows
 
-    X, P, targets, models = m.X, m.P, m.targets, m.models
-    res = fit_pair_default(X, P, targets, models=models, count=req.count, B=req.B, seed=req.seed, n_jobs=jobs(),
-                           kfold_above=kfold_above())
-    out = []
-    for target in targets:
-        p = res.proxies[target]
-        out.append(StoredPairProxy(target, np.asarray(p.cols), np.asarray(p.weight, float),
-                                   np.asarray(p.centre, float), float(p.a), float(p.b), _config_dict(p.config),
-                                   list(p.trained_on)))
-    return out, list(res.warnings)
+    table = fit_pair_rows(con, m, {"count": req.count, "B": req.B, "seed": req.seed})
+    out, warnings = [], []
+    for target, r in zip(table.column("target").to_pylist(), table.column("r").to_pylist()):
+        config = {"m": r["m"], "q": r["q"], "nc": r["nc"]}     # the order _config_dict writes
+        out.append(StoredPairProxy(target, np.asarray(r["cols"], np.int64), np.asarray(r["weight"], float),
+                                   np.asarray(r["centre"], float), float(r["cal_a"]), float(r["cal_b"]), config,
+                                   list(r["trained_on"])))
+        warnings += [w for w in r["warnings"] if w not in warnings]
+    return out, warnings
 
 
 def _fit_pair_compat(m: Matrices, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
@@ -239,7 +241,7 @@ def _config_dict(cfg) -> dict:
     return {k: getattr(cfg, k) for k in ("m", "nc_h", "nc_d", "q", "nc", "reg") if hasattr(cfg, k)}
 
 
-PAIR_FITTERS = {"default": _fit_pair_default, "instance": _fit_pair_default, "compat": _fit_pair_compat}
+PAIR_FITTERS = {"compat": _fit_pair_compat}   # default and instance: _fit_pair_default (through SQL)
 
 
 EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
@@ -374,7 +376,12 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         rows = [i for i in rows if i in with_targets]
     m = m.subset(rows)
     models, X, P = m.models, m.X, m.P
-    pair_proxies, warnings = PAIR_FITTERS[req.method](m, req) if "pair" in req.tasks else ([], [])
+    if "pair" not in req.tasks:
+        pair_proxies, warnings = [], []
+    elif req.method in ("default", "instance"):
+        pair_proxies, warnings = _fit_pair_default(con, m, req)
+    else:
+        pair_proxies, warnings = PAIR_FITTERS[req.method](m, req)
     if "abs" in req.tasks:
         pair_cols = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in pair_proxies] or
                                              [np.zeros(0, np.int64)]))

@@ -13,6 +13,9 @@ The clean pair protocol then averages the two directions of each pair in SQL (``
   leave-one-out on what remains; both directions of a pair come from the fold itself, and only its
   held-out models are reported.
 
+`pace fit`'s Goal B is ``pace_default_pair_fit(data, target, params)`` over the fold 'all' rows: the
+proxy's weights, calibration and configuration per target (``fit_pair_rows``).
+
 The UDF computes the rows of one vector together (all loo folds of a target share their inner
 leave-one-out fits; a masked fold's targets share their training bases); each row's result depends
 only on that row.
@@ -28,12 +31,16 @@ import pyarrow as pa
 from warehouse.fold_data import registered, resolve, shared
 from warehouse.udfs import REGISTRARS
 
-__all__ = ["PAIR_RESULT", "SYMMETRIC_SQL", "run_pair_folds"]
+__all__ = ["PAIR_RESULT", "PAIR_FIT_RESULT", "SYMMETRIC_SQL", "run_pair_folds", "fit_pair_rows"]
 
 PAIR_RESULT = ("STRUCT(directed STRUCT(model VARCHAR, opponent VARCHAR, margin DOUBLE, prob DOUBLE)[], "
                "configs STRUCT(model VARCHAR, m DOUBLE, nc INTEGER, q DOUBLE, cal_a DOUBLE, cal_b DOUBLE)[], "
                "sel STRUCT(model VARCHAR, side VARCHAR, col INTEGER, rank INTEGER, weight DOUBLE, nc INTEGER)[], "
                "warnings VARCHAR[])")
+
+
+PAIR_FIT_RESULT = ("STRUCT(cols INTEGER[], weight DOUBLE[], centre DOUBLE[], cal_a DOUBLE, cal_b DOUBLE, "
+                   "m DOUBLE, nc INTEGER, q DOUBLE, trained_on VARCHAR[], warnings VARCHAR[])")
 
 
 def _finite(v: float) -> float | None:
@@ -102,14 +109,41 @@ def pair_rows(token: str, split: str, folds: list[list[str]], targets: list[str]
     return out
 
 
+def pair_fit_row(token: str, target: str, params: dict) -> dict:
+    """The fold 'all' of Goal B: ``fit_pair_default`` on every model with the target (config by their
+    leave-one-out, Platt on those out-of-fold margins, weights on all of them), as a PAIR_FIT_RESULT."""
+    from models.pair_default import fit_pair_default
+    from warehouse.kernels import jobs, kfold_above
+
+    m, _ = resolve(token)
+    # every target at once, in the matrices' order: a target's bootstrap seed is seed + 31 * (its index)
+    fit = shared(token, ("pair-fit", json.dumps(params, sort_keys=True)),
+                 lambda: fit_pair_default(m.X, m.P, m.targets, models=m.models, count=params["count"],
+                                          B=params["B"], seed=params["seed"], n_jobs=jobs(),
+                                          kfold_above=kfold_above()))
+    if target not in fit.proxies:
+        raise ValueError(f"targets without any rows: {target}")
+    p = fit.proxies[target]
+    cfg = p.config
+    return {"cols": np.asarray(p.cols, np.int64).tolist(), "weight": np.asarray(p.weight, float).tolist(),
+            "centre": np.asarray(p.centre, float).tolist(), "cal_a": float(p.a), "cal_b": float(p.b),
+            "m": float(cfg.m), "nc": int(cfg.nc), "q": None if cfg.q is None else float(cfg.q),
+            "trained_on": list(p.trained_on), "warnings": [w for w in fit.warnings if w.startswith(f"{target}: ")]}
+
+
 _TYPES: dict[str, pa.DataType] = {}
 
 
-def _arrow_type() -> pa.DataType:
-    if "r" not in _TYPES:
+def _arrow_type(result_sql: str = PAIR_RESULT) -> pa.DataType:
+    if result_sql not in _TYPES:
         with duckdb.connect() as scratch:
-            _TYPES["r"] = scratch.sql(f"SELECT NULL::{PAIR_RESULT} AS r").to_arrow_table().schema.field("r").type
-    return _TYPES["r"]
+            _TYPES[result_sql] = scratch.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
+    return _TYPES[result_sql]
+
+
+def _pair_fit_udf(data, target, params):
+    out = [pair_fit_row(data[i].as_py(), target[i].as_py(), json.loads(params[i].as_py())) for i in range(len(data))]
+    return pa.array(out, type=_arrow_type(PAIR_FIT_RESULT))
 
 
 def _pair_udf(data, split, held_out, target, params):
@@ -127,11 +161,13 @@ def _pair_udf(data, split, held_out, target, params):
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    _arrow_type()
-    if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'pace_default_pair'").fetchall()[0][0]:
-        return
-    con.create_function("pace_default_pair", _pair_udf, ["VARCHAR", "VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR"],
-                        PAIR_RESULT, type="arrow", side_effects=True)
+    for name, fn, args, result in (
+            ("pace_default_pair", _pair_udf, ["VARCHAR", "VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR"], PAIR_RESULT),
+            ("pace_default_pair_fit", _pair_fit_udf, ["VARCHAR", "VARCHAR", "VARCHAR"], PAIR_FIT_RESULT)):
+        _arrow_type(result)
+        if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
+            continue
+        con.create_function(name, fn, args, result, type="arrow", side_effects=True)
 
 
 REGISTRARS.append(register)
@@ -173,3 +209,17 @@ def run_pair_folds(con: duckdb.DuckDBPyConnection, m, split: str, targets_sql: l
             raise kernel_error(exc) from exc
         finally:
             con.execute("DROP TABLE IF EXISTS _pair")
+
+
+def fit_pair_rows(con: duckdb.DuckDBPyConnection, m, params: dict) -> pa.Table:
+    """`pace fit`'s Goal B: ``pace_default_pair_fit`` over the fold 'all' rows of ``eval_folds`` (target, r)."""
+    from warehouse.regressors import kernel_error
+
+    with registered(m) as token:
+        try:
+            return con.sql("""
+                SELECT f.target, pace_default_pair_fit(?, f.target, ?) AS r
+                FROM eval_folds('all', ?) AS f ORDER BY f.target""",
+                           params=[token, json.dumps(params), m.targets]).to_arrow_table()
+        except duckdb.Error as exc:
+            raise kernel_error(exc) from exc
