@@ -19,6 +19,8 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.udfs import arrow_type
+
 
 @dataclass
 class EvalRequest:
@@ -200,7 +202,7 @@ def _eval_default(con: duckdb.DuckDBPyConnection, params: dict, req: EvalRequest
     pred = folds.predicted(m.models, m.targets)
     pred[~np.isfinite(actual).any(axis=1)] = np.nan     # a held-out model without any target score
     result = kernels.FoldResult(pred, actual)
-    r_type = duckdb.sql(f"SELECT NULL::{kernels.ABS_RESULT} AS r").to_arrow_table().schema.field("r").type
+    r_type = arrow_type(kernels.ABS_RESULT)
     table = pa.table({"models": pa.array([m.models], pa.list_(pa.string())),
                       "targets": pa.array([m.targets], pa.list_(pa.string())),
                       "r": pa.array([kernels.abs_result_row(result, m.targets)], type=r_type)})
@@ -254,7 +256,7 @@ def _eval_default_pair(con: duckdb.DuckDBPyConnection, params: dict, req: EvalRe
     # an exactly zero margin is an abstention (degenerate fit): p = 1/2, half a correct answer
     neutral = np.isfinite(margins) & (margins == 0)
     result = kernels.PairFoldResult(margins, prob, m.target_means())
-    r_type = duckdb.sql(f"SELECT NULL::{kernels.PAIR_RESULT} AS r").to_arrow_table().schema.field("r").type
+    r_type = arrow_type(kernels.PAIR_RESULT)
     table = pa.table({"models": pa.array([m.models], pa.list_(pa.string())),
                       "targets": pa.array([m.targets], pa.list_(pa.string())),
                       "r": pa.array([kernels.pair_result_row(result, neutral)], type=r_type)})

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from warehouse.fold_data import resolve
 from warehouse.matrices import Matrices, fold_row_to_matrices, published_arrays
-from warehouse.udfs import REGISTRARS
+from warehouse.udfs import REGISTRARS, arrow_type, register_arrow_udfs
 
 _COMMON = ("configs STRUCT(target VARCHAR, fold INTEGER, m DOUBLE, nc_h INTEGER, nc_d INTEGER, "
            "q DOUBLE, objective DOUBLE, cal_a DOUBLE, cal_b DOUBLE)[], "
@@ -381,8 +381,6 @@ _FOLD_TYPES = ["VARCHAR[]", "INTEGER", "INTEGER", "STRUCT(r INTEGER, c INTEGER, 
 
 def _arrow_udf(row_fn, result_sql: str):
     """An Arrow UDF computing ``row_fn`` per input row (normally one fold row per call)."""
-    arrow_type = duckdb.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
-
     def udf(models, n_train, n_cols, x, targets, t_cols, p, leaves, leaf_benchmarks, collapsed, params):
         out = []
         for i in range(len(models)):
@@ -390,7 +388,7 @@ def _arrow_udf(row_fn, result_sql: str):
                                      t_cols[i].as_py() or [], p[i].values, leaves[i], collapsed[i],
                                      leaf_benchmarks[i].as_py())
             out.append(row_fn(m, n_train[i].as_py(), json.loads(params[i].as_py())))
-        return pa.array(out, type=arrow_type)
+        return pa.array(out, type=arrow_type(result_sql))
     return udf
 
 
@@ -419,14 +417,12 @@ def fold_basis_rows(m: Matrices, n_train: int, params: dict) -> list[dict]:
 def _data_udf(row_fn, result_sql: str):
     """An Arrow UDF ``(data, held_out, params)`` computing ``row_fn`` on the fold's matrices, resolved from the
     token ``data`` (``warehouse.fold_data``) instead of a ``fold_matrix`` row."""
-    arrow_type = duckdb.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
-
     def udf(data, held_out, params):
         out = []
         for i in range(len(data)):
             m, n_train = resolve(data[i].as_py(), held_out[i].as_py() or [])
             out.append(row_fn(m, n_train, json.loads(params[i].as_py())))
-        return pa.array(out, type=arrow_type)
+        return pa.array(out, type=arrow_type(result_sql))
     return udf
 
 
@@ -436,16 +432,10 @@ UDFS = {"pace_abs_eval": (abs_eval_row, ABS_RESULT, False), "pace_pair_eval": (p
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    for name, (row_fn, result_sql, fold_row) in UDFS.items():
-        # Connections to one file in one process share a catalog: a second connect() finds it registered.
-        if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
-            continue
-        if fold_row:
-            con.create_function(name, _arrow_udf(row_fn, result_sql), [*_FOLD_TYPES, "VARCHAR"], result_sql,
-                                type="arrow", side_effects=True)
-        else:
-            con.create_function(name, _data_udf(row_fn, result_sql), ["VARCHAR", "VARCHAR[]", "VARCHAR"], result_sql,
-                                type="arrow", side_effects=True)
+    register_arrow_udfs(con, [
+        (name, _arrow_udf(row_fn, result_sql) if fold_row else _data_udf(row_fn, result_sql),
+         [*_FOLD_TYPES, "VARCHAR"] if fold_row else ["VARCHAR", "VARCHAR[]", "VARCHAR"], result_sql)
+        for name, (row_fn, result_sql, fold_row) in UDFS.items()])
 
 
 REGISTRARS.append(register)

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from warehouse.fold_data import registered, resolve, shared
-from warehouse.udfs import REGISTRARS
+from warehouse.udfs import REGISTRARS, arrow_type, register_arrow_udfs
 
 __all__ = ["PAIR_RESULT", "PAIR_FIT_RESULT", "SYMMETRIC_SQL", "run_pair_folds", "fit_pair_rows"]
 
@@ -131,19 +131,9 @@ def pair_fit_row(token: str, target: str, params: dict) -> dict:
             "trained_on": list(p.trained_on), "warnings": [w for w in fit.warnings if w.startswith(f"{target}: ")]}
 
 
-_TYPES: dict[str, pa.DataType] = {}
-
-
-def _arrow_type(result_sql: str = PAIR_RESULT) -> pa.DataType:
-    if result_sql not in _TYPES:
-        with duckdb.connect() as scratch:
-            _TYPES[result_sql] = scratch.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
-    return _TYPES[result_sql]
-
-
 def _pair_fit_udf(data, target, params):
     out = [pair_fit_row(data[i].as_py(), target[i].as_py(), json.loads(params[i].as_py())) for i in range(len(data))]
-    return pa.array(out, type=_arrow_type(PAIR_FIT_RESULT))
+    return pa.array(out, type=arrow_type(PAIR_FIT_RESULT))
 
 
 def _pair_udf(data, split, held_out, target, params):
@@ -157,17 +147,13 @@ def _pair_udf(data, split, held_out, target, params):
                             [target[i].as_py() for i in rows], json.loads(raw))
         for i, r in zip(rows, results):
             out[i] = r
-    return pa.array(out, type=_arrow_type())
+    return pa.array(out, type=arrow_type(PAIR_RESULT))
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    for name, fn, args, result in (
-            ("pace_default_pair", _pair_udf, ["VARCHAR", "VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR"], PAIR_RESULT),
-            ("pace_default_pair_fit", _pair_fit_udf, ["VARCHAR", "VARCHAR", "VARCHAR"], PAIR_FIT_RESULT)):
-        _arrow_type(result)
-        if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
-            continue
-        con.create_function(name, fn, args, result, type="arrow", side_effects=True)
+    register_arrow_udfs(con, [
+        ("pace_default_pair", _pair_udf, ["VARCHAR", "VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR"], PAIR_RESULT),
+        ("pace_default_pair_fit", _pair_fit_udf, ["VARCHAR", "VARCHAR", "VARCHAR"], PAIR_FIT_RESULT)])
 
 
 REGISTRARS.append(register)

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from warehouse.fold_data import registered, resolve
 from warehouse.matrices import Matrices
-from warehouse.udfs import REGISTRARS
+from warehouse.udfs import REGISTRARS, arrow_type, register_arrow_udfs
 
 __all__ = ["registered", "pace_parts", "fold_ability", "run_folds", "DefaultFolds", "COMBINE_SQL", "kernel_error"]
 
@@ -113,17 +113,6 @@ def fold_ability(token: str, held_out: list[str], selected: list[int], params: d
             "links": links}
 
 
-_TYPES: dict[str, pa.DataType] = {}
-
-
-def _arrow_type(result_sql: str) -> pa.DataType:
-    """The Arrow type of a SQL type, worked out once (a UDF must not run queries while its own runs)."""
-    if result_sql not in _TYPES:
-        with duckdb.connect() as scratch:
-            _TYPES[result_sql] = scratch.sql(f"SELECT NULL::{result_sql} AS r").to_arrow_table().schema.field("r").type
-    return _TYPES[result_sql]
-
-
 def _pace_udf(token, held_out, target, params):
     """Vectorised: the rows of one vector that share (matrices, fold, params) are fitted together."""
     n = len(token)
@@ -138,23 +127,19 @@ def _pace_udf(token, held_out, target, params):
         results = dict(zip(distinct, pace_parts(tok, list(held), distinct, json.loads(raw))))
         for i, t in zip(rows, targets):
             out[i] = results[t]
-    return pa.array(out, type=_arrow_type(PACE_RESULT))
+    return pa.array(out, type=arrow_type(PACE_RESULT))
 
 
 def _ability_udf(token, held_out, selected, params):
     out = [fold_ability(token[i].as_py(), held_out[i].as_py() or [], selected[i].as_py() or [],
                         json.loads(params[i].as_py())) for i in range(len(token))]
-    return pa.array(out, type=_arrow_type(ABILITY_RESULT))
+    return pa.array(out, type=arrow_type(ABILITY_RESULT))
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    _arrow_type(PACE_RESULT), _arrow_type(ABILITY_RESULT)
-    for name, fn, args, result in (
-            ("pace_default_pace", _pace_udf, ["VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR"], PACE_RESULT),
-            ("pace_default_ability", _ability_udf, ["VARCHAR", "VARCHAR[]", "INTEGER[]", "VARCHAR"], ABILITY_RESULT)):
-        if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?", [name]).fetchall()[0][0]:
-            continue
-        con.create_function(name, fn, args, result, type="arrow", side_effects=True)
+    register_arrow_udfs(con, [
+        ("pace_default_pace", _pace_udf, ["VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR"], PACE_RESULT),
+        ("pace_default_ability", _ability_udf, ["VARCHAR", "VARCHAR[]", "INTEGER[]", "VARCHAR"], ABILITY_RESULT)])
 
 
 REGISTRARS.append(register)
