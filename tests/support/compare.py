@@ -11,16 +11,21 @@ from .reference import read_log_table, read_predictions, read_selections
 
 
 def compare_predictions(res, run: Path) -> Dict[str, object]:
-    """Per-target metric deltas vs the log table, and prediction agreement vs the CSV."""
+    """Per-target metric deltas vs the log table, and prediction agreement vs the CSV.
+
+    ``off_1pp`` lists the predictions more than 1 pp from the reference: [model, target, ours − ref].
+    """
     csv_name = "abs_fit_all_predictions.csv" if res.mode == "fit" else "abs_predictions.csv"
     ref = read_predictions(run / csv_name)
     table = read_log_table(run / "log.txt")
-    diffs, act = [], []
+    diffs, act, off = [], [], []
     for i, mdl in enumerate(res.models):
         for t_i, t in enumerate(res.targets):
             p, a = ref[(mdl, t)]
             diffs.append(res.pred[i, t_i] - p)
             act.append(res.actual[i, t_i] - a)
+            if abs(diffs[-1]) > 0.01:
+                off.append([mdl, t, float(diffs[-1])])
     diffs = np.abs(np.array(diffs))
     per_t = {}
     for t in res.targets:
@@ -29,6 +34,7 @@ def compare_predictions(res, run: Path) -> Dict[str, object]:
                     "mae": res.metrics[t]["mae"], "ref_mae": table[t]["mae"],
                     "spearman": res.metrics[t]["spearman"], "ref_spearman": table[t]["spearman"]}
     return {"per_target": per_t, "frac_within_1pp": float(np.mean(diffs <= 0.01)),
+            "n_predictions": int(diffs.size), "off_1pp": off,
             "max_abs_diff": float(diffs.max()), "max_actual_diff": float(np.max(np.abs(act)))}
 
 

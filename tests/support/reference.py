@@ -14,6 +14,9 @@ REFERENCE_SOURCES: Dict[str, List[str]] = {
     "v2": ["planbench", "mmmu", "visualpuzzles"],
     "v3": ["planbench", "repobench", "lifbench", "visualwebbench", "mmmu", "visualpuzzles"],
     "v4": ["planbench", "repobench", "lifbench", "visualwebbench", "mmmu", "visualpuzzles", "ifeval"],
+    # every source benchmark in ../pace-results when v5 was produced (the tree holds more now)
+    "v5": ["acp_gen", "aime25", "bfcl", "debugbench", "ifeval", "lifbench", "livecodebench", "logiqa",
+           "mmmu", "planbench", "repobench", "visualpuzzles", "visualwebbench"],
 }
 
 _ROW = re.compile(r"^(\S+)\s+(-?[\d.]+)%\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s*$")
@@ -32,6 +35,20 @@ def read_log_table(path: Path) -> Dict[str, Dict[str, float]]:
         if m:
             out[m.group(1)] = {"mae": float(m.group(2)) / 100.0, "spearman": float(m.group(3)),
                                "pearson": float(m.group(4)), "r2": float(m.group(5))}
+    return out
+
+
+_SHAPE = re.compile(r"^X: \(\d+, ([\d,]+)\)\s+Valid: ([\d,]+)")
+
+
+def read_log_shapes(path: Path) -> Dict[str, int]:
+    """Source columns the published loader printed before / after the zero-variance filter
+    ({"raw", "valid"})."""
+    out = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        m = _SHAPE.match(line.strip())
+        if m:
+            out["raw"], out["valid"] = (int(g.replace(",", "")) for g in m.groups())
     return out
 
 
