@@ -77,7 +77,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .autotune import DefaultGrid, first_best, tuning_objective
-from .basis import MIN_OBS, TrainingBasis
+from .basis import MIN_OBS, TrainingBasis, training_basis
 from .configs import AbsConfig
 from .default_fold import AbsTargetFit, fold_selection
 from .folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
@@ -225,11 +225,13 @@ def loocv_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
 
 
 def _kfold_configs(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], envs, k: int, *, grid: DefaultGrid,
-                   count: int, min_obs: float, score_range, rank_weight: float, n_jobs: int) -> Dict[str, AbsConfig]:
+                   count: int, min_obs: float, score_range, rank_weight: float, n_jobs: int,
+                   names: Optional[Sequence[str]] = None) -> Dict[str, AbsConfig]:
     """Per target the grid config with the best ``k``-fold objective (missing scores masked): the models
     with a target value are dealt round-robin into k held-out sets; each set is predicted by every config
     fitted on the others (no new-model mask, as ``fit_abs_default``'s leave-one-out tuning); the first
-    minimum of 100·MAE − rank_weight·Spearman over all held-out predictions wins."""
+    minimum of 100·MAE − rank_weight·Spearman over all held-out predictions wins. ``names``: the models of
+    X's rows, to share bases (``models.basis.training_basis``)."""
     n, T = X.shape[0], len(targets)
     valid = [np.isfinite(Y[:, t]) for t in range(T)]
     jobs: Dict[Tuple[Tuple[int, ...], Tuple[int, ...]], List[int]] = {}
@@ -242,8 +244,8 @@ def _kfold_configs(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], envs, k
     def run(key):
         train, held = key
         rows, new = np.asarray(train, dtype=np.int64), np.asarray(held, dtype=np.int64)
-        bs = TrainingBasis(X, rows, np.zeros(0, np.int64), min_obs)
-        new_c = bs.centred(X, new)
+        bs = training_basis(X, rows, np.zeros(0, np.int64), min_obs, names=names)
+        new_c = bs.centred_rows(X, new)
         out = {}
         for t in jobs[key]:
             lo, hi = clamp_envelope(envs[t], rows, Y[rows, t], score_range)
@@ -289,7 +291,8 @@ def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
     if config is None and fills == ("mask",) and n > kfold_above:
         envs = [bootstrap_means(Pl[t], B, seed + 31 * t) for t in range(T)]
         config = _kfold_configs(X, Y, targets, envs, kfold, grid=grid, count=count, min_obs=min_obs,
-                                score_range=score_range, rank_weight=rank_weight, n_jobs=n_jobs)
+                                score_range=score_range, rank_weight=rank_weight, n_jobs=n_jobs,
+                                names=None if models is None else names)
         fill_of = {t: "mask" for t in targets}
     elif config is None or len(fills) > 1:
         # in-sample-tuned mode: every fold has the same config
@@ -318,8 +321,9 @@ def fit_abs_default(X: np.ndarray, P, targets: Sequence[str], *,
         key = (fl, tuple(rows.tolist()))
         bs = bases.get(key)
         if bs is None:
-            bs = bases[key] = TrainingBasis(Xf[fl], rows, np.zeros(0, np.int64), min_obs)
-        tf = AbsTargetFit(bs, Y[rows, t], bs.centred(Xf[fl], np.arange(n)), grid, count)
+            bs = bases[key] = training_basis(Xf[fl], rows, np.zeros(0, np.int64), min_obs,
+                                             names=None if models is None or fl != "mask" else names)
+        tf = AbsTargetFit(bs, Y[rows, t], bs.centred_rows(Xf[fl], np.arange(n)), grid, count)
         cfg = config[name]
         idx, w, side, sel, wh, wd = tf.linear(cfg)
         lo, hi = clamp_envelope(envs[t], rows, Y[rows, t], score_range)

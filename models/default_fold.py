@@ -19,7 +19,8 @@ from .configs import AbsConfig
 from .embeddings import inductive_projection, truncated_local
 from .regress import mix_configs, pearson_fit
 from .results import FoldSelection, SideSelection
-from .selection import StrictSelection, order_desc_stable, prefix_ranks, strict_joint_select
+from .selection import (StrictSelection, order_desc_stable, prefix_ranks, strict_joint_select,
+                        strict_prefix_length)
 from .spearman import normalized_ranks
 
 __all__ = ["AbsTargetFit", "fold_selection"]
@@ -29,7 +30,9 @@ class AbsTargetFit:
     """Per (basis, target): orders and cached side fits; predictions for all configs.
 
     bs: the training basis; y_tr: (m,) training target means; new_c: (h, p_rep) centred rows to
-    predict (``bs.centred``); grid: the configs; count: budget C.
+    predict (``bs.centred`` or ``bs.centred_rows``); grid: the configs; count: budget C. order_h and
+    order_d(nc) are the first ``prefix`` = min(p, 3C + 2) entries of the orders (all the strict
+    selection reads).
     """
 
     def __init__(self, bs: TrainingBasis, y_tr: np.ndarray, new_c: np.ndarray, grid: DefaultGrid,
@@ -40,11 +43,12 @@ class AbsTargetFit:
         self.yc = self.y - self.ybar
         self.new_c = new_c
         if bs.reps.size:
-            r = (bs.Z.T @ normalized_ranks(self.y)) / bs.m
-            self.absr = np.abs(r)
+            self.absr = np.abs(bs.rank_correlation(normalized_ranks(self.y)))
         else:
             self.absr = np.zeros(0)
-        self.order_h = order_desc_stable(self.absr)
+        # the strict selection never reads past this prefix of an order (nor does fold_selection)
+        self.prefix = strict_prefix_length(count, self.absr.size)
+        self.order_h = order_desc_stable(self.absr, self.prefix)
         self._od: Dict[int, np.ndarray] = {}
         self._h: Dict[bytes, Tuple[np.ndarray, np.ndarray]] = {}
 
@@ -55,7 +59,7 @@ class AbsTargetFit:
         o = self._od.get(key)
         if o is None:
             lev = self.bs.lev[key - 1] if key > 0 else np.zeros(self.absr.size)
-            o = order_desc_stable(lev * self.absr)
+            o = order_desc_stable(lev * self.absr, self.prefix)
             self._od[key] = o
         return o
 
@@ -68,7 +72,7 @@ class AbsTargetFit:
             if H.size == 0:
                 hit = (np.full((self.new_c.shape[0], nh), self.ybar), np.zeros((0, nh)))
             else:
-                U, Pi = truncated_local(self.bs.Bc[:, H], max(self.grid.nc))
+                U, Pi = truncated_local(self.bs.block(H), max(self.grid.nc))
                 pred, coefs = pearson_fit(U, self.new_c[:, H] @ Pi, self.yc, self.ybar, self.grid.nc)
                 hit = (pred, Pi @ coefs)
             self._h[key] = hit
@@ -79,7 +83,7 @@ class AbsTargetFit:
         if D.size == 0 or self.bs.Vr.shape[0] == 0:
             return np.full(self.new_c.shape[0], self.ybar), np.zeros(D.size)
         Pi = inductive_projection(self.bs.Vr, D, nc)
-        E = self.bs.Bc[:, D] @ Pi
+        E = self.bs.block(D) @ Pi
         pred, coefs = pearson_fit(E, self.new_c[:, D] @ Pi, self.yc, self.ybar)
         return pred[:, 0], (Pi @ coefs)[:, 0]
 
@@ -92,7 +96,7 @@ class AbsTargetFit:
         Dp = np.zeros((NQ, ND, h))
         for qi, q in enumerate(g.q):
             for di, nc in enumerate(g.nc):
-                sel = strict_joint_select(self.order_h, self.order_d(nc), self.count, q)
+                sel = strict_joint_select(self.order_h, self.order_d(nc), self.count, q, p=self.absr.size)
                 Hp[qi, di] = self.h_side(sel.H)[0].T
                 Dp[qi, di] = self.d_side(sel.D, nc)[0]
         qi, di, mi, hi = g.configs().T
@@ -101,7 +105,7 @@ class AbsTargetFit:
     def linear(self, cfg: AbsConfig):
         """Linear form of one config → (rep idx (k,), weight (k,), side (k,) 'H'/'D'/'HD',
         StrictSelection, H weights, D weights) — the weights act on centred scores."""
-        sel = strict_joint_select(self.order_h, self.order_d(cfg.nc_d), self.count, cfg.q)
+        sel = strict_joint_select(self.order_h, self.order_d(cfg.nc_d), self.count, cfg.q, p=self.absr.size)
         hi = self.grid.nc.index(cfg.nc_h)
         wh = self.h_side(sel.H)[1][:, hi] if sel.H.size else np.zeros(0)
         wd = self.d_side(sel.D, cfg.nc_d)[1]

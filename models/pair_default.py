@@ -61,7 +61,7 @@ import numpy as np
 from scipy.special import expit
 
 from .autotune import PairGrid, best_pair_config
-from .basis import MIN_OBS, TrainingBasis
+from .basis import MIN_OBS, TrainingBasis, training_basis
 from .calibration import platt_ridge_pairs
 from .configs import DefaultPairConfig
 from .folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
@@ -69,20 +69,13 @@ from .inputs import default_inputs
 from .metrics import sym_accuracy
 from .pair_default_fold import PairTargetFit, embedding_scores, pair_fold_selection
 from .pair_regress import ALPHA
-from .pairwise import antisymmetric, soft_labels_half
+from .pairwise import antisymmetric, pair_values, win_matrix
 from .parallel import map_jobs, single_blas
 from .pooling import bootstrap_means
 from .proxies import PairProxy
 from .results import DefaultPairResult, FoldSelection, model_names
 
 __all__ = ["loocv_pair_default", "fit_pair_default"]
-
-
-def _soft_for(reps: np.ndarray, rows: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Soft labels of the training rows from their bootstrap means (the means when B = 0)."""
-    if reps.shape[0] == 0:
-        return soft_labels_half(y[rows][None, :])
-    return soft_labels_half(reps[:, rows])
 
 
 def _accuracies(dM: np.ndarray, Y: np.ndarray, targets: Sequence[str]):
@@ -117,6 +110,7 @@ def loocv_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
     K = len(cfgs)
     valid = [np.isfinite(Y[:, t]) for t in range(T)]
     envs = [bootstrap_means(Pl[t], B, seed + 31 * t) for t in range(T)]
+    wins = [win_matrix(envs[t] if envs[t].shape[0] else Y[:, t][None, :]) for t in range(T)]
     jobs = loo_jobs(valid, nested=True)
     allrows = np.arange(n)
 
@@ -127,7 +121,7 @@ def loocv_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
         Xc = bs.centred(X, allrows)
         out = {}
         for t in sorted(set(jobs[key])):
-            pf = PairTargetFit(bs, Y[rows, t], _soft_for(envs[t], rows, Y[:, t]), Xc, grid, count, alpha)
+            pf = PairTargetFit(bs, Y[rows, t], pair_values(wins[t], rows), Xc, grid, count, alpha)
             s = pf.scores(allrows)  # (K, n)
             out[t] = (s[:, i][:, None] - s, pf)  # (K, n) margins of i vs every model
         return key, out
@@ -204,6 +198,9 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
     names = model_names(models, n)
     cfgs = grid.configs()
     envs = [bootstrap_means(Pl[t], B, seed + 31 * t) for t in range(T)]
+    shared = None if models is None else names        # bases by model name (models.basis.shared_bases)
+    # every ordered pair's soft label once per target: a training set's labels are a sub-matrix of it
+    wins = [win_matrix(envs[t] if envs[t].shape[0] else Y[:, t][None, :]) for t in range(T)]
     allrows = np.arange(n)
     proxies: Dict[str, PairProxy] = {}
     dM = np.full((n, n, T), np.nan)
@@ -214,7 +211,8 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
         key = tuple(int(r) for r in rows)
         b = bases.get(key)
         if b is None:
-            b = bases[key] = TrainingBasis(X, np.asarray(key, dtype=np.int64), np.zeros(0, np.int64), min_obs)
+            b = bases[key] = training_basis(X, np.asarray(key, dtype=np.int64), np.zeros(0, np.int64), min_obs,
+                                            names=shared)
         return b
 
     # LOOCV over each target's valid models (config choice and out-of-fold Platt). A leave-one-out
@@ -231,10 +229,10 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
             users.setdefault(key, []).extend((t, int(k)) for k in held)
     for key, uses in users.items():
         Rk = np.asarray(key, dtype=np.int64)
-        bk = TrainingBasis(X, Rk, np.zeros(0, np.int64), min_obs)
-        Xc = bk.centred(X, allrows)
+        bk = training_basis(X, Rk, np.zeros(0, np.int64), min_obs, names=shared)
+        Xc = bk.centred_rows(X, allrows)
         for t, k in uses:
-            pf = PairTargetFit(bk, Y[Rk, t], _soft_for(envs[t], Rk, Y[:, t]), Xc, grid, count, alpha)
+            pf = PairTargetFit(bk, Y[Rk, t], pair_values(wins[t], Rk), Xc, grid, count, alpha)
             s = pf.scores(allrows)
             loo_all[t][:, k, Rk] = s[:, [k]] - s[:, Rk]
         del bk, Xc
@@ -254,7 +252,7 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
         a, b = platt_ridge_pairs(loo[c_i], Y[:, t])
         platt[name] = (a, b)
         bs = basis(rows)
-        pf = PairTargetFit(bs, Y[rows, t], _soft_for(envs[t], rows, Y[:, t]), bs.centred(X, allrows),
+        pf = PairTargetFit(bs, Y[rows, t], pair_values(wins[t], rows), bs.centred_rows(X, allrows),
                            grid, count, alpha)
         idx, w, sel, wh, wd = pf.linear(cfg)
         # in-sample margins from the embeddings (independent of the proxy arithmetic)

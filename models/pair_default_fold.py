@@ -18,19 +18,23 @@ from .basis import TrainingBasis
 from .configs import DefaultPairConfig
 from .default_fold import AbsTargetFit, fold_selection
 from .embeddings import inductive_projection, truncated_local
-from .pair_regress import fit_logit_newton
+from .pair_regress import fit_logit_newton, fit_logit_pairs
 from .pairwise import pair_index
 from .results import FoldSelection
 from .selection import StrictSelection, strict_joint_select
 
-__all__ = ["PairTargetFit", "embedding_scores", "pair_fold_selection"]
+__all__ = ["MARGINS_ABOVE", "PairTargetFit", "embedding_scores", "pair_fold_selection"]
+
+#: with more training models than this the pair logistic is solved on the margins (``fit_logit_pairs``)
+MARGINS_ABOVE = 40
 
 
 class PairTargetFit:
     """All grid configs of one (training basis, target): scores β·x̃ for every row of X.
 
     bs: the training basis; y_tr: (m,) training truth; f: (m(m−1),) soft labels; Xc: (n, p_rep)
-    centred / imputed rows of all models on the basis' representatives.
+    centred / imputed rows of all models on the basis' representatives (``bs.centred`` or, read per
+    column subset, ``bs.centred_rows``).
     """
 
     def __init__(self, bs: TrainingBasis, y_tr: np.ndarray, f: np.ndarray, Xc: np.ndarray, grid: PairGrid,
@@ -38,14 +42,22 @@ class PairTargetFit:
         self.bs, self.grid, self.count, self.alpha = bs, grid, count, alpha
         self.tf = AbsTargetFit(bs, y_tr, np.zeros((0, bs.reps.size)), DefaultGrid(), count)
         self.f = f
-        self.A, self.Bi = pair_index(bs.m)
+        self._f_upper = None
+        self.A, self.Bi = pair_index(bs.m) if bs.m <= MARGINS_ABOVE else (None, None)
         self.Xc = Xc
         self._h: Dict[Tuple[bytes, int], np.ndarray] = {}
         self._d: Dict[Tuple[bytes, int], np.ndarray] = {}
         self._sel: Dict[Tuple[float, int], StrictSelection] = {}
 
     def fit(self, E_tr: np.ndarray) -> np.ndarray:
-        """Logistic weights (k,) of training embeddings E_tr (m, k) on the ordered pairs."""
+        """Logistic weights (k,) of training embeddings E_tr (m, k) on the ordered pairs. With more than
+        ``MARGINS_ABOVE`` training models the same objective is solved on the margins (``fit_logit_pairs``:
+        no m(m−1) × k design; the optimum up to rounding)."""
+        if self.bs.m > MARGINS_ABOVE:
+            if self._f_upper is None:
+                ia, ib = np.triu_indices(self.bs.m, 1)
+                self._f_upper = self.f[ia * (self.bs.m - 1) + ib - 1]     # (a, b), a < b, in pair_index order
+            return fit_logit_pairs(E_tr, self._f_upper, self.alpha)
         Dp = E_tr[self.A] - E_tr[self.Bi]
         return fit_logit_newton(Dp, self.f, self.alpha)
 
@@ -65,7 +77,7 @@ class PairTargetFit:
             if H.size == 0:
                 b = np.zeros(0)
             else:
-                U, Pi = truncated_local(self.bs.Bc[:, H], nc)
+                U, Pi = truncated_local(self.bs.block(H), nc)
                 b = np.zeros(H.size) if U.shape[1] == 0 else Pi @ self.fit(U)
             self._h[key] = b
         return b
@@ -79,7 +91,7 @@ class PairTargetFit:
                 b = np.zeros(D.size)
             else:
                 Pi = inductive_projection(self.bs.Vr, D, nc)
-                b = Pi @ self.fit(self.bs.Bc[:, D] @ Pi)
+                b = Pi @ self.fit(self.bs.block(D) @ Pi)
             self._d[key] = b
         return b
 
@@ -98,10 +110,11 @@ class PairTargetFit:
         """(K, |rows|) linear scores of every grid config for the given model rows."""
         cfgs = self.grid.configs()
         out = np.zeros((len(cfgs), rows.size))
-        Xr = self.Xc[rows]
+        Xr = self.Xc[rows] if isinstance(self.Xc, np.ndarray) else None     # CentredRows: per column subset
         for c_i, cfg in enumerate(cfgs):
             idx, w, *_ = self.linear(cfg)
-            out[c_i] = Xr[:, idx] @ w if idx.size else 0.0
+            if idx.size:
+                out[c_i] = (Xr[:, idx] if Xr is not None else self.Xc[:, idx][rows]) @ w
         return out
 
 
@@ -121,7 +134,7 @@ def embedding_scores(pf: PairTargetFit, sel: StrictSelection, cfg: DefaultPairCo
     bs = pf.bs
     Xc = pf.Xc
     if cfg.m > 0 and sel.H.size:
-        U, Pi = truncated_local(bs.Bc[:, sel.H], cfg.nc)
+        U, Pi = truncated_local(bs.block(sel.H), cfg.nc)
         if U.shape[1]:
             w = pf.fit(U)
             E = Xc[:, sel.H] @ Pi

@@ -23,7 +23,7 @@ from .pairwise import pair_index
 from .spearman import spearman_columns
 
 __all__ = ["ALPHA", "MAXITER", "softplus", "logit_objective", "degenerate_labels", "fit_logit_soft",
-           "fit_logit_pooled", "fit_ols_pooled", "newton_logistic", "fit_logit_newton"]
+           "fit_logit_pooled", "fit_ols_pooled", "newton_logistic", "fit_logit_newton", "fit_logit_pairs"]
 
 ALPHA = 0.1
 MAXITER = 200
@@ -114,13 +114,13 @@ def newton_logistic(X: np.ndarray, y: np.ndarray, ridge: np.ndarray, *, average:
         return w
     scale = P if average else 1.0
 
-    def loss(v):
+    def loss(v):                   # and X·v, which the next step needs again
         z = X @ v
-        return float((softplus(z) - y * z).sum() / scale + 0.5 * v @ ridge @ v)
+        return float((softplus(z) - y * z).sum() / scale + 0.5 * v @ ridge @ v), z
 
-    cur = loss(w)
+    cur, z = loss(w)
     for _ in range(maxiter):
-        s = expit(X @ w)
+        s = expit(z)
         g = X.T @ (s - y) / scale + ridge @ w
         if np.max(np.abs(g)) < tol:
             break
@@ -129,14 +129,14 @@ def newton_logistic(X: np.ndarray, y: np.ndarray, ridge: np.ndarray, *, average:
         t = 1.0
         while True:
             nw = w - t * step
-            nl = loss(nw)
+            nl, nz = loss(nw)
             if nl <= cur + 1e-15 * max(1.0, abs(cur)) or t < 1e-10:
                 break
             t *= 0.5
         if step_tol is not None and np.max(np.abs(nw - w)) < step_tol:
             w = nw
             break
-        w, cur = nw, nl
+        w, cur, z = nw, nl, nz
     return w
 
 
@@ -146,3 +146,58 @@ def fit_logit_newton(Dp: np.ndarray, f: np.ndarray, alpha: float = ALPHA, tol: f
     Dp: (P, k), f: (P,) → w (k,). Strictly convex (α > 0), so unique."""
     Dp = np.asarray(Dp, dtype=np.float64)
     return newton_logistic(Dp, f, alpha * np.eye(Dp.shape[1]), average=True, tol=tol, maxiter=maxiter)
+
+
+def fit_logit_pairs(E: np.ndarray, F_upper: np.ndarray, alpha: float = ALPHA, tol: float = 1e-12,
+                    maxiter: int = 100) -> np.ndarray:
+    """``fit_logit_newton`` on every ordered pair of E's m rows (Dp = E[a] − E[b], a ≠ b), written on the
+    margins instead of an m(m−1) × k design: the same objective, so the same optimum, at a fraction of
+    the cost for many models (810k ordered pairs at 900 models).
+
+    E: (m, k) embeddings; F_upper: (m(m−1)/2,) labels f_ab of the pairs a < b in ``np.triu_indices``
+    order, with f_ba = 1 − f_ab (the soft labels are). The margin of (a, b) is u_a − u_b with u = E·w;
+    the pair (b, a) has margin −z and label 1 − f, so its loss softplus(−z) − (1 − f)(−z) equals
+    softplus(z) − f·z: each unordered pair counts twice. Gradient and Hessian are sums over pairs of
+    (e_a − e_b) terms, i.e. Eᵀ(row sums) and Eᵀ(Laplacian)E of m × m weight matrices. Newton with
+    step halving and the stopping rule of ``newton_logistic``. → w (k,)."""
+    E = np.asarray(E, dtype=np.float64)
+    m, k = E.shape
+    w = np.zeros(k)
+    if k == 0 or m < 2:
+        return w
+    ia, ib = np.triu_indices(m, 1)
+    f = np.asarray(F_upper, dtype=np.float64)
+    scale = 2.0 / (m * (m - 1))              # mean over the ordered pairs, each unordered pair twice
+    ridge = alpha * np.eye(k)
+
+    def loss(v):
+        u = E @ v
+        z = u[ia] - u[ib]
+        return float((softplus(z) - f * z).sum() * scale + 0.5 * v @ ridge @ v), z
+
+    cur, z = loss(w)
+    for _ in range(maxiter):
+        s = expit(z)
+        r = s - f
+        node = np.bincount(ia, weights=r, minlength=m) - np.bincount(ib, weights=r, minlength=m)
+        g = E.T @ node * scale + ridge @ w
+        if np.max(np.abs(g)) < tol:
+            break
+        W = np.zeros((m, m))
+        W[ia, ib] = s * (1 - s)
+        W += W.T
+        laplacian = np.diag(W.sum(axis=1)) - W
+        H = E.T @ laplacian @ E * scale + ridge
+        step = np.linalg.solve(H, g)
+        t = 1.0
+        while True:
+            nw = w - t * step
+            nl, nz = loss(nw)
+            if nl <= cur + 1e-15 * max(1.0, abs(cur)) or t < 1e-10:
+                break
+            t *= 0.5
+        if np.max(np.abs(nw - w)) < 1e-15:
+            w = nw
+            break
+        w, cur, z = nw, nl, nz
+    return w

@@ -11,7 +11,7 @@ from typing import Tuple
 
 import numpy as np
 
-__all__ = ["TIE_EPS", "pair_index", "soft_labels", "soft_labels_half", "pooled_design",
+__all__ = ["TIE_EPS", "pair_index", "soft_labels", "soft_labels_half", "win_matrix", "pair_values", "pooled_design",
            "directed_pair_mask", "antisymmetric"]
 
 #: two truths closer than this are a tie: the pair is not evaluated (§10)
@@ -48,6 +48,27 @@ def soft_labels_half(Yb: np.ndarray) -> np.ndarray:
     d = Yb[:, A] - Yb[:, Bi]
     win = np.where(np.isnan(d), 0.5, np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5)))
     return win.mean(axis=0)
+
+
+def win_matrix(Yb: np.ndarray) -> np.ndarray:
+    """Every ordered pair's ``soft_labels_half`` label at once: (B, n) replicate labels (NaN = tie) →
+    W (n, n), W[a, b] = P(y[a] > y[b]) + ½·P(tie); ``soft_labels_half(Yb[:, rows]) ==
+    pair_values(W, rows)`` exactly (the wins are halves, so their sum is exact in any order). One
+    (n, n) pass per replicate instead of B·m(m−1) values per training set."""
+    Yb = np.asarray(Yb, dtype=np.float64)
+    n = Yb.shape[1]
+    signs = np.zeros((n, n))
+    for y in Yb:
+        d = np.sign(y[:, None] - y[None, :])
+        signs += np.where(np.isnan(d), 0.0, d)
+    return ((Yb.shape[0] + signs) * 0.5) / Yb.shape[0]      # sum of wins = (B + sum of signs) / 2
+
+
+def pair_values(W: np.ndarray, rows) -> np.ndarray:
+    """The entries of an (n, n) pair matrix for the ordered pairs of ``rows``, in ``pair_index`` order."""
+    rows = np.asarray(rows, dtype=np.int64)
+    sub = W[np.ix_(rows, rows)]
+    return sub[~np.eye(rows.size, dtype=bool)]
 
 
 def pooled_design(E_tr: np.ndarray, Yb: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

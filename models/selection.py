@@ -54,9 +54,17 @@ def order_desc(scores: np.ndarray, k: Optional[int] = None, kind: Optional[str] 
 
 
 def order_desc_stable(scores: np.ndarray, k: Optional[int] = None) -> np.ndarray:
-    """Deterministic descending order, ties broken by ascending column index (first k)."""
+    """Deterministic descending order, ties broken by ascending column index (first k).
+
+    With k < p only the k best are sorted (a partition finds them: ~p instead of p·log p at p ~ 10^5);
+    the result is the prefix of the full order, ties at the cut included."""
     s = np.asarray(scores)
-    return np.lexsort((np.arange(s.size), -s))[:k]
+    neg = -s
+    if k is None or k >= s.size or k <= 0 or np.isnan(neg).any():
+        return np.lexsort((np.arange(s.size), neg))[:k]
+    cut = neg[np.argpartition(neg, k - 1)[:k]].max()
+    candidates = np.flatnonzero(neg <= cut)        # ascending: a stable sort keeps ties in column order
+    return candidates[np.argsort(neg[candidates], kind="stable")][:k]
 
 
 #: order_fn(scores (p,), k) -> at least the first k column indices, best first

@@ -35,7 +35,7 @@ from .link import LogitLink, expit, fit_logit_link, logit
 
 __all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "AbilityLink", "leaf_means",
            "training_rows", "fit_pace_parts", "ability_without", "fit_ability_link", "fit_shrunk", "predict_folds",
-           "chance_ability"]
+           "chance_ability", "instance_centres", "ability_leaf_means"]
 
 W_BASE = 0.5
 GATE = 4.0
@@ -43,15 +43,40 @@ LOGIT_EPS = 1e-3     # target means of exactly 0 or 1 are clipped to this before
 FLOOR_SCORE = 0.01   # the floor reading: a model at chance on every source leaf scores ~1% on a target
 
 
+#: columns per chunk of the leaf means (n × CHUNK float64: 32 MB at 1,000 models)
+CHUNK = 4096
+
+
+class _LeafSums:
+    """Running per-leaf sums and counts of an (n, S) matrix's finite values, fed column chunk by column
+    chunk in column order (so every sum adds the same values in the same order as one pass would)."""
+
+    def __init__(self, n: int, n_leaves: int):
+        self.sums = np.zeros((n, n_leaves))
+        self.counts = np.zeros((n, n_leaves))
+
+    def add(self, values: np.ndarray, leaf_of_col: np.ndarray) -> None:
+        observed = ~np.isnan(values)
+        filled = np.where(observed, values, 0.0)
+        cuts = np.flatnonzero(np.diff(leaf_of_col)) + 1
+        for a, b in zip(np.r_[0, cuts], np.r_[cuts, leaf_of_col.size]):     # runs of one leaf (leaves are
+            leaf = leaf_of_col[a]                                            # contiguous in column order)
+            # the running sum, then the run's columns one after the other (an accumulation adds them in
+            # that order): bit for bit the sums np.add.at gives, ~20x faster
+            self.sums[:, leaf] = np.add.accumulate(np.vstack([self.sums[:, leaf], filled[:, a:b].T]), axis=0)[-1]
+            self.counts[:, leaf] += observed[:, a:b].sum(axis=1)
+
+    def means(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), np.nan)
+
+
 def _leaf_average(values: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int) -> np.ndarray:
     """(n, S) values (NaN = none) -> (n, n_leaves) mean of each row's finite values per leaf (NaN if none)."""
-    observed = ~np.isnan(values)
-    sums = np.zeros((values.shape[0], n_leaves))
-    counts = np.zeros((values.shape[0], n_leaves))
-    np.add.at(sums.T, leaf_of_col, np.where(observed, values, 0.0).T)
-    np.add.at(counts.T, leaf_of_col, observed.T.astype(np.float64))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    acc = _LeafSums(values.shape[0], n_leaves)
+    for a in range(0, values.shape[1], CHUNK):
+        acc.add(values[:, a:a + CHUNK], leaf_of_col[a:a + CHUNK])
+    return acc.means()
 
 
 def leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, centres: np.ndarray | None = None) -> np.ndarray:
@@ -69,10 +94,17 @@ def leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, centres: n
     if centres is None:
         return _leaf_average(X, leaf_of_col, n_leaves)
     centres = np.asarray(centres, dtype=np.float64)
+    level, deviation = _LeafSums(1, n_leaves), _LeafSums(X.shape[0], n_leaves)
+    for a in range(0, X.shape[1], CHUNK):
+        _add_deviations(level, deviation, X[:, a:a + CHUNK], centres[a:a + CHUNK], leaf_of_col[a:a + CHUNK])
+    return level.means() + deviation.means()
+
+
+def _add_deviations(level: _LeafSums, deviation: _LeafSums, X: np.ndarray, centres: np.ndarray,
+                    leaf_of_col: np.ndarray) -> None:
     usable = np.isfinite(centres)
-    level = _leaf_average(np.where(usable, centres, np.nan)[None, :], leaf_of_col, n_leaves)
-    deviation = _leaf_average(np.where(usable, X - centres, np.nan), leaf_of_col, n_leaves)
-    return level + deviation
+    level.add(np.where(usable, centres, np.nan)[None, :], leaf_of_col)
+    deviation.add(np.where(usable, X - centres, np.nan), leaf_of_col)
 
 
 def instance_centres(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -81,6 +113,29 @@ def instance_centres(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         count = (~np.isnan(block)).sum(axis=0)
         return np.where(count > 0, np.nansum(block, axis=0) / np.maximum(count, 1), np.nan)
+
+
+def ability_leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, scale_rows: np.ndarray,
+                       hidden_cols: np.ndarray, collapsed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ability's inputs: X with the columns ``hidden_cols`` and the ``collapsed`` (n, S) cells left out
+    (NaN), its instance centres over ``scale_rows`` (S,) and its centred leaf means (n, n_leaves) -- i.e.
+    ``instance_centres`` and ``leaf_means(..., centres)`` of that copy of X, computed column chunk by
+    column chunk (no (n, S) copy: 800 MB at 1,000 models x 100k instances)."""
+    X = np.asarray(X, dtype=np.float64)
+    leaf_of_col = np.asarray(leaf_of_col, dtype=np.int64)
+    n, S = X.shape
+    hidden = np.zeros(S, dtype=bool)
+    hidden[np.asarray(hidden_cols, dtype=np.int64)] = True
+    centres = np.empty(S)
+    level, deviation = _LeafSums(1, n_leaves), _LeafSums(n, n_leaves)
+    for a in range(0, S, CHUNK):
+        block = X[:, a:a + CHUNK].copy()
+        block[:, hidden[a:a + CHUNK]] = np.nan
+        if collapsed is not None:
+            block[np.asarray(collapsed[:, a:a + CHUNK], bool)] = np.nan
+        centres[a:a + CHUNK] = instance_centres(block, scale_rows)
+        _add_deviations(level, deviation, block, centres[a:a + CHUNK], leaf_of_col[a:a + CHUNK])
+    return centres, level.means() + deviation.means()
 
 
 @dataclass
@@ -146,7 +201,10 @@ def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above,
     from .default import fit_abs_default
 
     names = [f"t{k}" for k in range(Z.shape[1])]
-    res = fit_abs_default(X[rows], [Z[rows][:, [k]] for k in range(Z.shape[1])], names,
+    # a run of consecutive rows (every fold's training rows come first) is a view, not an (m, S) copy
+    contiguous = rows.size and rows[-1] - rows[0] == rows.size - 1 and bool((np.diff(rows) == 1).all())
+    Xr = X[rows[0]:rows[-1] + 1] if contiguous else X[rows]
+    res = fit_abs_default(Xr, [Z[rows][:, [k]] for k in range(Z.shape[1])], names,
                           models=[models[i] for i in rows], count=count, B=0, seed=seed, n_jobs=n_jobs,
                           score_range=None, kfold_above=kfold_above,
                           config=None if configs is None else dict(zip(names, configs)))
@@ -211,12 +269,8 @@ def ability_without(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, selec
     if call_group is not None:
         group = np.asarray(call_group)
         selected = np.flatnonzero(np.isin(group, group[selected]))
-    X_ability = np.array(X, dtype=np.float64)
-    X_ability[:, selected] = np.nan
-    if collapsed is not None:
-        X_ability[np.asarray(collapsed, bool)] = np.nan
-    centres = instance_centres(X_ability, scale_rows)
-    z_leaf = leaf_logits(leaf_means(X_ability, leaf_of_col, n_leaves, centres))
+    centres, means = ability_leaf_means(X, leaf_of_col, n_leaves, scale_rows, selected, collapsed)
+    z_leaf = leaf_logits(means)
     scale = fit_ability_scale(z_leaf[np.asarray(scale_rows)])
     centres = np.where(np.isin(np.asarray(leaf_of_col), scale.leaves), centres, np.nan)
     return scale, ability(scale, z_leaf), centres

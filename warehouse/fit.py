@@ -21,12 +21,14 @@ import hashlib
 import json
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
 import numpy as np
 
+from models.basis import large_bases_note, shared_bases
 from models.configs import AbsConfig
 from models.folds import KFOLD
 from warehouse.kernels import jobs, kfold_above
@@ -308,6 +310,27 @@ def _split_rows(con, m: Matrices, split: str) -> list[list[int]]:
     return [f for f in grouped.values() if f]
 
 
+#: the views split_folds reads (sql/033): each derives its rows from every score row
+_SPLIT_INPUTS = ("target_means", "model_family", "source_ability")
+
+
+@contextmanager
+def _split_inputs_once(con: duckdb.DuckDBPyConnection):
+    """Inside the block this connection reads the views behind ``split_folds`` from TEMP tables holding
+    their rows (DuckDB looks a name up in the temp schema first), so a fit's four splits compute them
+    once: each split costs ~30 s at 10^8 score rows otherwise, nearly all of it these views. The tables
+    hold the views' rows as of the block's start and are dropped at its end."""
+    made = []
+    try:
+        for view in _SPLIT_INPUTS:
+            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+            made.append(view)
+        yield
+    finally:
+        for view in made:
+            con.execute(f"DROP TABLE IF EXISTS temp.main.{view}")
+
+
 def _extrapolation_splits(con, m: Matrices, kfold: bool = False) -> list[list[list[int]]]:
     """Per extrapolation split, its held-out sets as row indices of ``m``. ``kfold``: the families are
     dealt (largest first) into at most KFOLD folds, whole families kept together."""
@@ -361,7 +384,14 @@ def loo_interval_coverage(residuals: np.ndarray, level: float) -> float:
 def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) -> FitReport:
     """Fit and store. ``reopen(con) -> con``, when given, is called between the computation and the
     writes: the CLI computes on a read-only connection (other readers keep working) and writes on
-    a read-write one it opens only then."""
+    a read-write one it opens only then. A training basis is built once per distinct training block
+    (``models.basis.shared_bases``): the pairwise fit, the tuning and the K-fold interval residuals
+    train on the same folds."""
+    with shared_bases() as bases:
+        return _fit_and_store(con, req, reopen, bases)
+
+
+def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, bases) -> FitReport:
     if req.method not in FITTERS:
         raise ValueError(f"unknown method {req.method!r}; available: {', '.join(sorted(FITTERS))}")
     started = time.perf_counter()
@@ -401,7 +431,9 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     if interval_split != "loo" and req.method == "default":
         fixed = {p.target: AbsConfig(**{k: p.config[k] for k in ("m", "nc_h", "nc_d", "q")}) for p in proxies}
     if req.intervals and proxies:
-        folds = None if interval_split == "loo" else _split_rows(con, m, interval_split)
+        with _split_inputs_once(con):
+            folds = None if interval_split == "loo" else _split_rows(con, m, interval_split)
+            extrapolation_splits = _extrapolation_splits(con, m, interval_split != "loo") if link == "logit" else []
         actual, held_out = _split_predictions(con, m, req, folds, fixed)
         if interval_split != "loo":
             warnings.append(f"intervals from {KFOLD}-fold held-out residuals, not leave-one-out: {n_labelled} models "
@@ -414,8 +446,10 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
         extrapolation = np.concatenate([_residuals(*_split_predictions(con, m, req, folds, fixed), link)
-                                        for folds in _extrapolation_splits(con, m, interval_split != "loo")]
-                                       or [extrapolation])
+                                        for folds in extrapolation_splits] or [extrapolation])
+    bases.release()
+    if bases.large:
+        warnings.append(large_bases_note(bases.large))
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     digest = data_hash(models, m.columns, X, P)
     warnings = _merge_untrained(warnings)
