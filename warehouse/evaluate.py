@@ -144,11 +144,11 @@ def compute_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) ->
     elif task == "pair" and req.method == "default":
         extra = _eval_default_pair(con, params, req, run_id)
     else:
-        from warehouse.fold_data import registered
+        from warehouse.fold_data import one_udf_call_at_a_time, registered
         from warehouse.matrices import build_matrices
 
         m = build_matrices(con, sources=req.sources, targets=req.targets)
-        with registered(m) as data:
+        with registered(m) as data, one_udf_call_at_a_time(con):
             con.execute(f"""
                 CREATE OR REPLACE TEMP TABLE _eval AS
                 SELECT ?::VARCHAR[] AS models, ?::VARCHAR[] AS targets,

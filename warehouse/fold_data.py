@@ -57,3 +57,17 @@ def resolve(token: str, held_out: list[str] | None = None) -> tuple[Matrices, in
     rows = [i for i, name in enumerate(m.models) if name not in held] + \
            [i for i, name in enumerate(m.models) if name in held]
     return m.subset(rows), sum(name not in held for name in m.models)
+
+
+@contextlib.contextmanager
+def one_udf_call_at_a_time(con):
+    """DuckDB may call a UDF from several threads at once, each on part of the fold rows; every call copies
+    its fold's rows of the matrices (800 MB at 1,000 models x 100k instances) and the kernels use both
+    cores already. Inside the block the connection runs on one thread, so folds are fitted one after the
+    other; its setting is restored after."""
+    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(threads)}")

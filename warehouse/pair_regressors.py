@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from warehouse.fold_data import registered, resolve, shared
+from warehouse.fold_data import one_udf_call_at_a_time, registered, resolve, shared
 from warehouse.udfs import REGISTRARS, arrow_type, register_arrow_udfs
 
 __all__ = ["PAIR_RESULT", "PAIR_FIT_RESULT", "SYMMETRIC_SQL", "run_pair_folds", "fit_pair_rows"]
@@ -184,11 +184,12 @@ def run_pair_folds(con: duckdb.DuckDBPyConnection, m, split: str, targets_sql: l
 
     with registered(m) as token:
         try:
-            con.execute("""
-                CREATE OR REPLACE TEMP TABLE _pair AS
-                SELECT f.fold, f.held_out, f.target, pace_default_pair(?, ?, f.held_out, f.target, ?) AS r
-                FROM eval_folds(?, ?) AS f WHERE list_contains(?, f.target)""",
-                        [token, split, json.dumps(params), split, targets_sql, m.targets])
+            with one_udf_call_at_a_time(con):
+                con.execute("""
+                    CREATE OR REPLACE TEMP TABLE _pair AS
+                    SELECT f.fold, f.held_out, f.target, pace_default_pair(?, ?, f.held_out, f.target, ?) AS r
+                    FROM eval_folds(?, ?) AS f WHERE list_contains(?, f.target)""",
+                            [token, split, json.dumps(params), split, targets_sql, m.targets])
             symmetric = con.sql(SYMMETRIC_SQL, params={"split": split}).to_arrow_table()
             return symmetric, con.sql("SELECT * FROM _pair").to_arrow_table()
         except duckdb.Error as exc:
@@ -203,9 +204,10 @@ def fit_pair_rows(con: duckdb.DuckDBPyConnection, m, params: dict) -> pa.Table:
 
     with registered(m) as token:
         try:
-            return con.sql("""
-                SELECT f.target, pace_default_pair_fit(?, f.target, ?) AS r
-                FROM eval_folds('all', ?) AS f ORDER BY f.target""",
-                           params=[token, json.dumps(params), m.targets]).to_arrow_table()
+            with one_udf_call_at_a_time(con):
+                return con.sql("""
+                    SELECT f.target, pace_default_pair_fit(?, f.target, ?) AS r
+                    FROM eval_folds('all', ?) AS f ORDER BY f.target""",
+                               params=[token, json.dumps(params), m.targets]).to_arrow_table()
         except duckdb.Error as exc:
             raise kernel_error(exc) from exc

@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from warehouse.fold_data import registered, resolve
+from warehouse.fold_data import one_udf_call_at_a_time, registered, resolve
 from warehouse.matrices import Matrices
 from warehouse.udfs import REGISTRARS, arrow_type, register_arrow_udfs
 
@@ -206,19 +206,20 @@ def run_folds(con: duckdb.DuckDBPyConnection, token: str, folds_sql: str, folds_
 
     text = json.dumps(params)
     try:
-        con.execute(f"""
-            CREATE OR REPLACE TEMP TABLE _pace AS
-            SELECT f.fold, f.held_out, f.target, pace_default_pace(?, f.held_out, f.target, ?) AS r
-            FROM ({folds_sql}) AS f""", [token, text, *folds_params])
-        con.execute("""
-            CREATE OR REPLACE TEMP TABLE _ability AS
-            WITH selected AS (
-                SELECT fold, any_value(held_out) AS held_out,
-                       list_distinct(list_concat(flatten(list(r.cols)), ?::INTEGER[])) AS cols
-                FROM _pace GROUP BY fold
-            )
-            SELECT fold, held_out, pace_default_ability(?, held_out, cols, ?) AS a FROM selected""",
-                    [list(also_selected or []), token, text])
+        with one_udf_call_at_a_time(con):
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE _pace AS
+                SELECT f.fold, f.held_out, f.target, pace_default_pace(?, f.held_out, f.target, ?) AS r
+                FROM ({folds_sql}) AS f""", [token, text, *folds_params])
+            con.execute("""
+                CREATE OR REPLACE TEMP TABLE _ability AS
+                WITH selected AS (
+                    SELECT fold, any_value(held_out) AS held_out,
+                           list_distinct(list_concat(flatten(list(r.cols)), ?::INTEGER[])) AS cols
+                    FROM _pace GROUP BY fold
+                )
+                SELECT fold, held_out, pace_default_ability(?, held_out, cols, ?) AS a FROM selected""",
+                        [list(also_selected or []), token, text])
         predictions = con.sql(COMBINE_SQL, params={"w_base": W_BASE, "gate": GATE}).to_arrow_table()
         return DefaultFolds(con.sql("SELECT * FROM _pace").to_arrow_table(),
                             con.sql("SELECT * FROM _ability").to_arrow_table(), predictions)
