@@ -1,5 +1,5 @@
--- One fold's matrices, as one row of sparse (row, col, value) cells: what the per-fold kernel UDFs receive
--- (fold_models, fold_cells and fold_target_cells are the same in long form).
+-- One fold's matrices, as one row of sparse (row, col, value) cells: its layout (fold_layout) plus the
+-- cells (fold_cells and fold_target_cells are the same in long form). The selection view reads it.
 -- Only the scores of the fold's models are read; nothing is dense and no row holds another fold.
 --   models      VARCHAR[]   the fold's training models (every known model not held out), then the held-out
 --                           ones; rows 0 .. n_train-1 train, the rest are only predicted (their targets are
@@ -26,8 +26,7 @@ cells AS (      -- fold_cells, written out so that rows and cols are computed on
 ),
 tcols AS (FROM target_columns(tgt)),
 tnames AS (
-    SELECT target, (row_number() OVER (ORDER BY target) - 1)::INTEGER AS t, count(*)::INTEGER AS n
-    FROM tcols GROUP BY target
+    SELECT target, (row_number() OVER (ORDER BY target) - 1)::INTEGER AS t FROM tcols GROUP BY target
 ),
 tcells AS (     -- fold_target_cells, likewise
     SELECT {'t': n.t, 'r': r.row, 'c': tc.col, 'v': s.score} AS cell
@@ -36,25 +35,10 @@ tcells AS (     -- fold_target_cells, likewise
     JOIN tcols AS tc ON tc.target = s.benchmark AND tc.subdir = s.subdir AND tc.instance_id = s.instance_id
     JOIN tnames AS n ON n.target = tc.target
     WHERE s.score IS NOT NULL
-),
-leaf_index AS (
-    SELECT col, benchmark, (dense_rank() OVER (ORDER BY benchmark, subdir) - 1)::INTEGER AS leaf FROM cols
-),
-collapsed AS (
-    SELECT [r.row, c.col] AS cell
-    FROM collapsed_scores AS z
-    JOIN rows AS r USING (model)
-    JOIN cols AS c USING (benchmark, subdir, instance_id)
 )
-SELECT
-    (SELECT list(model ORDER BY row) FROM rows) AS models,
-    (SELECT count(*) FILTER (WHERE NOT held_out) FROM rows)::INTEGER AS n_train,
-    (SELECT count(*) FROM cols)::INTEGER AS n_cols,
-    coalesce((SELECT list(cell) FROM cells), []) AS x,
-    coalesce((SELECT list(target ORDER BY t) FROM tnames), []::VARCHAR[]) AS targets,
-    coalesce((SELECT list(n ORDER BY t) FROM tnames), []::INTEGER[]) AS t_cols,
-    coalesce((SELECT list(cell) FROM tcells), []) AS p,
-    coalesce((SELECT list(leaf ORDER BY col) FROM leaf_index), []::INTEGER[]) AS leaves,
-    coalesce((SELECT list(benchmark ORDER BY leaf) FROM (SELECT DISTINCT leaf, benchmark FROM leaf_index)),
-             []::VARCHAR[]) AS leaf_benchmarks,
-    coalesce((SELECT list(cell ORDER BY cell) FROM collapsed), []::INTEGER[][]) AS collapsed;
+SELECT l.models, l.n_train, l.n_cols,
+       coalesce((SELECT list(cell) FROM cells), []) AS x,
+       l.targets, l.t_cols,
+       coalesce((SELECT list(cell) FROM tcells), []) AS p,
+       l.leaves, l.leaf_benchmarks, l.collapsed
+FROM fold_layout(fold_held_out, src, tgt) AS l;

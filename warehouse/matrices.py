@@ -126,13 +126,14 @@ def fold_row_to_matrices(models: list[str], n_cols: int, x: pa.Array, targets: l
 
 def fold_matrices(con: duckdb.DuckDBPyConnection, held_out: list[str] | None = None,
                   sources: list[str] | None = None, targets: list[str] | None = None) -> tuple[Matrices, int]:
-    """One fold's matrices (``fold_matrix(held_out, sources, targets)``, sql/038) and its number of
+    """One fold's matrices (``fold_matrix(held_out, sources, targets)``, sql/038, read as its layout
+    ``fold_layout`` and its cells) and its number of
     training rows (rows ``n_train:`` are the held-out models). The cells are read in their long form
     (``fold_cells``, ``fold_target_cells``) as Arrow columns: DuckDB never builds the one-row list, which
     at 300 models x 100k instances needs more memory than the dense matrix itself."""
     held = list(held_out or [])
     meta = con.sql("SELECT models, n_train, n_cols, targets, t_cols, leaves, leaf_benchmarks, collapsed "
-                   "FROM fold_matrix(?::VARCHAR[], ?, ?)", params=[held, sources, targets]).to_arrow_table()
+                   "FROM fold_layout(?::VARCHAR[], ?, ?)", params=[held, sources, targets]).to_arrow_table()
     columns = [tuple(r) for r in con.execute(
         "SELECT benchmark, subdir, instance_id FROM source_columns(?) ORDER BY col", [sources]).fetchall()]
     first = lambda name: meta.column(name)[0]  # noqa: E731
