@@ -231,10 +231,14 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
         Rk = np.asarray(key, dtype=np.int64)
         bk = training_basis(X, Rk, np.zeros(0, np.int64), min_obs, names=shared)
         Xc = bk.centred_rows(X, allrows)
-        for t, k in uses:
+        held_of: Dict[int, List[int]] = {}
+        for t, k in uses:                      # a K-fold set holds out many models: one fit per target
+            held_of.setdefault(t, []).append(k)
+        for t, held in held_of.items():
             pf = PairTargetFit(bk, Y[Rk, t], pair_values(wins[t], Rk), Xc, grid, count, alpha)
             s = pf.scores(allrows)
-            loo_all[t][:, k, Rk] = s[:, [k]] - s[:, Rk]
+            for k in held:
+                loo_all[t][:, k, Rk] = s[:, [k]] - s[:, Rk]
         del bk, Xc
 
     for t, name in enumerate(targets):
