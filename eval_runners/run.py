@@ -38,6 +38,8 @@ from eval_runners.plan import normalize
 from eval_runners.pricing import PriceTable
 from eval_runners.registry import Target
 from eval_runners.secrets import Credentials, public_url, redact
+from ingest.collapsed import mark_stale as mark_collapsed_stale
+from ingest.collapsed import refresh_stale as refresh_collapsed_stale
 from ingest.lake import mark_pending, sync_lake
 
 
@@ -435,6 +437,7 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
     summary.status = "running"
     _start_run(con, run_id, model, creds, opts, summary)
     mark_pending(con, {u.benchmark for u in units})     # the lake follows scores (ingest.lake)
+    mark_collapsed_stale(con)                           # and so do the stored collapsed cells
     try:
         asyncio.run(_execute(con, model, run_id, units, creds, opts, summary, console))
     except BaseException as exc:
@@ -449,6 +452,7 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
     summary.status, summary.detail = outcome(summary)
     _finish_run(con, run_id, summary)
     sync_lake(con)
+    refresh_collapsed_stale(con)
     return summary
 
 

@@ -8,7 +8,8 @@ Order of work, so that bad input leaves the database and the lake exactly as the
    the storage order of :func:`_storage_order`) let DuckDB's parallel CSV reader parse the files, check them (a bad file stops
    everything with ``file:line``), resolve repeated ids, insert the rows, and hand the rows of
    benchmarks new to the warehouse to the lake writer; record provenance, find anomalies
-   (``--strict`` rolls back on any), mark the affected lake partitions pending and write the rest
+   (``--strict`` rolls back on any; the stored collapsed cells are recomputed first when rows came or
+   went, see ``ingest.collapsed``), mark the affected lake partitions pending and write the rest
    of them to a staging folder;
 3. commit, then move the staged partitions into place and clear the pending mark (a kill in
    between is finished by the next write open: see ``ingest.lake``).
@@ -34,6 +35,7 @@ import duckdb
 import pyarrow as pa
 
 from ingest.anomalies import find_anomalies, summarise
+from ingest.collapsed import refresh as refresh_collapsed
 from ingest.bulk import BatchReader, FileRows, Probe, batches, probe
 from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
@@ -249,6 +251,9 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
+        if affected:            # rows came or went: recompute the stored collapsed cells
+            with report.timed("collapsed"):
+                refresh_collapsed(con)
         with report.timed("anomalies"):
             report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:

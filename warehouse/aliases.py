@@ -5,8 +5,8 @@ import duckdb
 
 
 def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
-    """Record ``alias -> model`` and rename rows already ingested under ``alias`` (in ``scores`` and
-    in the lake partitions that hold them).
+    """Record ``alias -> model`` and rename rows already ingested under ``alias`` (in ``scores``, in
+    the stored collapsed cells and in the lake partitions that hold them).
 
     Returns the number of score rows renamed. Raises ValueError when ``model`` already has a row
     with the same key (two sources would then claim one score).
@@ -20,6 +20,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
     if clash:
         raise ValueError(f"{clash} rows of {alias!r} have the same key as rows of {model!r}; "
                          "remove one of the two files first")
+    from ingest.collapsed import refresh as refresh_collapsed
     from ingest.lake import mark_pending, sync_lake
 
     con.execute("BEGIN TRANSACTION")
@@ -31,6 +32,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
         mark_pending(con, benchmarks)
         con.execute("UPDATE scores SET model = ? WHERE model = ?", [model, alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [model, alias])
+        refresh_collapsed(con)                      # the renamed rows' cells (and the others' medians)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

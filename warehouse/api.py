@@ -198,7 +198,7 @@ class Warehouse:
         model: string
         ...
         """
-        from warehouse.sqlguard import after_write, check_statements
+        from warehouse.sqlguard import after_write, before_write, check_statements
 
         validate.choice(output, "output", ("arrow", "pandas", "tuples"))
         if not query or not query.strip():
@@ -209,11 +209,18 @@ class Warehouse:
         try:
             try:
                 check_statements(con, query, write=write)
+            except duckdb.Error as exc:
+                raise UserError(str(exc).splitlines()[0]) from exc
+            if write:
+                before_write(con, query)
+            try:
                 rel = con.sql(query, params=params) if params is not None else con.sql(query)
                 result = None if rel is None else (
                     rel.to_arrow_table() if output == "arrow" else rel.df() if output == "pandas"
                     else (list(rel.columns), rel.fetchall()))
             except duckdb.Error as exc:
+                if write:           # the statements before the failing one are committed: follow them
+                    after_write(con)
                 raise UserError(str(exc).splitlines()[0]) from exc
             if write:
                 after_write(con)

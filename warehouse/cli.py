@@ -238,11 +238,13 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Check the warehouse and repair what can be derived again: migrate the schema, rewrite lake
-    partitions that differ from `scores` (row counts and a content fingerprint per benchmark), remove
-    staging folders a killed writer left. Exit 1 if --check finds a problem."""
+    partitions that differ from `scores` (row counts and a content fingerprint per benchmark), recompute
+    the stored collapsed cells when they differ from their rule, remove staging folders a killed writer
+    left. Exit 1 if --check finds a problem."""
     from warehouse.doctor import run_doctor
 
-    con = open_read(db) if check else open_write(db)
+    # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
+    con = connect(db, read_only=check, create=False, refresh_collapsed=False)
     report = run_doctor(con, repair=not check)
     if json_out:
         emit_json(report)
@@ -312,9 +314,11 @@ def benchmarks_set(benchmark: str, role: Annotated[str, typer.Argument(help="tar
     validate.choice(role, "ROLE", validate.ROLES)
     if settings.db_path(db).is_file():             # check the name before opening for writing
         validate.known_benchmark(open_read(db), benchmark)
+    from warehouse.roles import set_role
+
     con = open_write(db, create=True)
     benchmark = validate.known_benchmark(con, benchmark)
-    con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])
+    set_role(con, benchmark, role)
     console.print(f"{benchmark}: {role}", highlight=False)
 
 

@@ -66,6 +66,13 @@ def schema_objects() -> tuple[tuple[str, str], ...]:
 
 
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
+    # A view that became a table (collapsed_cells) must go first: CREATE TABLE IF NOT EXISTS would
+    # quietly keep the view of the same name.
+    views = {v for (v,) in con.execute("SELECT view_name FROM duckdb_views() "
+                                      "WHERE database_name = current_database() AND NOT internal").fetchall()}
+    for kind, name in schema_objects():
+        if kind == "TABLE" and name in views:
+            con.execute(f"DROP VIEW {name}")
     for path in sql_files():
         try:
             con.execute(path.read_text(encoding="utf-8"))
@@ -183,7 +190,7 @@ def _require_file(path: Path) -> None:
 
 
 def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udfs: bool = True,
-            create: bool = True) -> duckdb.DuckDBPyConnection:
+            create: bool = True, refresh_collapsed: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``db`` (see :func:`settings.db_path`).
 
     ``read_only`` opens an existing file without writing to it (other readers may open it at the
@@ -191,16 +198,24 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
     missing file instead of creating it, and a missing parent folder is always refused (a typo in
     ``--db`` must not make an empty warehouse somewhere). ``udfs`` registers the Python kernels
     used by the evaluation macros (only this connection can call them).
+
+    Stored collapsed cells that a writer stopped before recomputing (marked, see
+    :mod:`ingest.collapsed`) are recomputed first, read-only opens included (by a brief write open, as
+    a migration is); ``refresh_collapsed=False`` leaves them as they are (`pace doctor` reports them).
     """
+    from ingest.collapsed import is_stale
+
     path = db_path(db)
     if read_only:
         _require_file(path)
         con = _open(path, read_only=True)
         problem = schema_problem(con)
+        if not problem and refresh_collapsed and is_stale(con):
+            problem = "stored collapsed cells out of date (a writer stopped before recomputing them)"
         if problem:
             _refuse_foreign(con, path)
             con.close()
-            migrate(path, problem)
+            migrate(path, problem, refresh_collapsed=refresh_collapsed)
             con = _open(path, read_only=True)
     else:
         if not path.exists() or path.is_dir():
@@ -215,21 +230,29 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
                 _refuse_foreign(con, path)
             apply_schema(con)
         _repair_lake_if_pending(con)
+        if refresh_collapsed:
+            _refresh_collapsed_if_stale(con)
     if udfs:
         from warehouse.udfs import register_all
         register_all(con)
     return con
 
 
-def migrate(path: Path, problem: str) -> None:
-    """Bring an older warehouse file to the current schema with a brief write open."""
+def migrate(path: Path, problem: str, *, refresh_collapsed: bool = True) -> None:
+    """Bring an older warehouse file to the current schema, and its stored collapsed cells up to date,
+    with a brief write open."""
     try:
         con = _open(path, read_only=False)
     except UserError as exc:
-        raise UserError(f"{path}: schema {problem}; it needs a migration, which opening read-write would do, "
-                        f"but: {exc}. Run any write command (e.g. `pace doctor`) when it is free") from exc
+        what = (f"{problem}; recomputing them needs a brief write open" if problem.startswith("stored")
+                else f"schema {problem}; it needs a migration, which opening read-write would do")
+        raise UserError(f"{path}: {what}, but: {exc}. Run any write command (e.g. `pace doctor`) when it is "
+                        "free") from exc
     try:
-        apply_schema(con)
+        if schema_problem(con):
+            apply_schema(con)
+        if refresh_collapsed:
+            _refresh_collapsed_if_stale(con)
     finally:
         con.close()
 
@@ -241,3 +264,12 @@ def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
         from ingest.lake import sync_lake
 
         sync_lake(con)
+
+
+def _refresh_collapsed_if_stale(con: duckdb.DuckDBPyConnection) -> None:
+    """Recompute the stored collapsed cells that a mark says may be out of date: a new table or rule
+    (after a migration), or a writer killed before it recomputed them (see :mod:`ingest.collapsed`)."""
+    from ingest.collapsed import is_stale, refresh_stale
+
+    if is_stale(con):
+        refresh_stale(con)

@@ -2,8 +2,9 @@
 
 Checked: the schema (applied on the write open that runs the doctor), lake partitions marked
 pending by a writer that was killed, every benchmark's lake partition against ``scores`` (row
-count and a content fingerprint), leftover staging / trash folders, and score files whose rows
-went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+count and a content fingerprint), leftover staging / trash folders, the stored collapsed cells
+against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), and score
+files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shutil
 
 import duckdb
 
+from ingest import collapsed
 from ingest.lake import lake_drift, lake_of, leftovers, pending, sync_lake
 from warehouse.connect import schema_problem
 
@@ -31,6 +33,8 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True) -> dict:
     stale = leftovers(lake)
     if stale:
         problems.append(f"lake: {len(stale)} leftover staging/trash folder(s) of killed writers")
+    cells_stale = _collapsed_problems(con)
+    problems += cells_stale
     missing = con.execute("""
         WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
@@ -53,8 +57,28 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True) -> dict:
             repaired.append(f"removed {len(stale)} leftover folder(s)")
         if schema:
             repaired.append("applied the current schema")
+        if cells_stale:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                collapsed.refresh(con)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            n_cells = con.execute(f"SELECT count(*) FROM {collapsed.TABLE}").fetchone()[0]
+            repaired.append(f"recomputed the stored collapsed cells from scores ({n_cells:,} cells)")
     lines += [f"problem: {p}" for p in problems] + [f"repaired: {r}" for r in repaired]
     n_rows = con.execute("SELECT count(*) FROM scores").fetchone()[0]
     lines.append(f"{'ok' if not problems else ('repaired' if repair else 'found problems')}: "
                  f"{n_rows:,} score rows; lake {lake}")
     return {"problems": problems, "repaired": repaired, "lake": str(lake), "lines": lines}
+
+
+def _collapsed_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Why the stored collapsed cells may differ from their rule: the mark a writer leaves until it has
+    recomputed them, else a comparison of every cell (for writes made outside pace)."""
+    if collapsed.is_stale(con):
+        return ["collapsed cells: the stored cells are out of date (a writer stopped before recomputing them, "
+                "or they were computed by another version of the rule)"]
+    return [f"collapsed cells: {n:,} stored cell(s) of {benchmark} differ from the rule (collapsed_cells_live): "
+            "scores were changed outside pace" for benchmark, n in collapsed.drift(con).items()]

@@ -5,7 +5,7 @@ import duckdb
 
 from warehouse.errors import UserError
 from warehouse.output import console, print_rows
-from warehouse.sqlguard import check_statements
+from warehouse.sqlguard import before_write, check_statements
 
 
 def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False) -> None:
@@ -37,6 +37,8 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False
         statement, buffer = "\n".join(buffer), []
         try:
             check_statements(con, statement, write=write)
+            if write:
+                before_write(con, statement)        # recomputed when the shell ends (sqlguard.after_write)
             rel = con.sql(statement)
         except (duckdb.Error, UserError) as exc:
             console.print(f"error: {exc}", highlight=False, markup=False, style="red")

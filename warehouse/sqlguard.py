@@ -20,6 +20,20 @@ def statement_types(con: duckdb.DuckDBPyConnection, query: str) -> list[str]:
     return [str(s.type).rsplit(".", 1)[-1] for s in con.extract_statements(query)]
 
 
+def writes(con: duckdb.DuckDBPyConnection, query: str) -> bool:
+    """Whether ``query`` holds a statement that may change the warehouse."""
+    return any(kind not in READ_ONLY for kind in statement_types(con, query))
+
+
+def before_write(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """Before ad-hoc SQL that may write: mark the stored collapsed cells stale (committed), so that a
+    process killed before :func:`after_write` leaves them to be recomputed by the next open."""
+    from ingest.collapsed import mark_stale
+
+    if writes(con, query):
+        mark_stale(con)
+
+
 def check_statements(con: duckdb.DuckDBPyConnection, query: str, *, write: bool) -> None:
     """Raise :class:`UserError` if ``query`` holds a statement that needs ``--write``."""
     if write:
@@ -32,8 +46,16 @@ def check_statements(con: duckdb.DuckDBPyConnection, query: str, *, write: bool)
 
 
 def after_write(con: duckdb.DuckDBPyConnection) -> None:
-    """After ad-hoc writes, bring the lake back in step with ``scores`` (only what differs)."""
+    """After ad-hoc writes, bring the lake back in step with ``scores`` (only what differs) and
+    recompute the stored collapsed cells if :func:`before_write` marked them (ad-hoc SQL can change any
+    benchmark's rows or role, or the table itself: all of it is recomputed)."""
+    from ingest.collapsed import refresh_stale
     from ingest.lake import lake_drift, sync_lake
+
+    try:            # a transaction the SQL left open is never committed (closing rolls it back): end it
+        con.execute("ROLLBACK")         # now, so the lake and the stored cells follow what is committed
+    except duckdb.TransactionException:
+        pass                            # none was open
 
     gone = con.execute("""SELECT count(*) = 0 FROM duckdb_tables()
                           WHERE database_name = current_database() AND schema_name = 'main'
@@ -44,3 +66,8 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     drift = lake_drift(con)
     if drift:
         sync_lake(con, list(drift))
+    try:
+        refresh_stale(con)
+    except duckdb.Error as exc:
+        raise UserError(f"the stored collapsed cells could not be recomputed ({str(exc).splitlines()[0]}): "
+                        "`pace doctor` restores the schema and recomputes them") from exc

@@ -1,3 +1,7 @@
+-- The rule for collapsed source cells, worked out from `scores` on every query. The table
+-- collapsed_cells holds its rows, kept equal to it by every write (ingest.collapsed), and is what pace
+-- reads; this view is the definition (`pace doctor` compares the two) and costs two scans of every source
+-- row, so query collapsed_cells instead.
 -- Source cells that look like a harness or answer-format failure rather than ability: a model scores
 -- (almost) nothing on a cell that the other models mostly solve. A cell is a leaf (benchmark, subdir),
 -- or a facet of it when the leaf's instance ids carry a small set of alphabetic suffixes (logiqa's
@@ -14,7 +18,7 @@
 -- ids, an id having one suffix); everything after works on those few thousand rows, so 10^8 score
 -- rows cost two scans and little memory. (Each aggregation reads `scores` itself: a CTE read twice
 -- would be materialised, all 10^8 rows of it.)
-CREATE OR REPLACE VIEW collapsed_cells AS
+CREATE OR REPLACE VIEW collapsed_cells_live AS
 WITH per_suffix AS (    -- per model, source leaf and suffix: the usable scores
     SELECT s.model, s.benchmark, s.subdir,
            coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') AS suffix,
@@ -76,7 +80,8 @@ others AS (
     LEFT JOIN ranked AS b ON b.benchmark = w.benchmark AND b.subdir = w.subdir AND b.facet = w.facet
                          AND b.r = w.hi + CASE WHEN w.hi >= w.r THEN 1 ELSE 0 END
 )
-SELECT c.model, c.benchmark, c.subdir, c.facet, c.n_rows, z.n_instances, c.mean, o.others_median,
+SELECT c.model, c.benchmark, c.subdir, c.facet, c.n_rows::BIGINT AS n_rows, z.n_instances::BIGINT AS n_instances,
+       c.mean, o.others_median,
        CASE WHEN c.max_score = 0 AND c.n_rows < 0.9 * z.n_instances THEN 'failures_only'
             ELSE 'near_zero' END AS reason
 FROM cells AS c

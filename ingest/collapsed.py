@@ -1,0 +1,90 @@
+"""The stored collapsed cells: the table ``collapsed_cells`` holds the rows of the rule
+``collapsed_cells_live`` (sql/016), so that ``predictions``, the ability and ingest's anomaly report read a
+few thousand rows instead of two scans of every source row per query (10 s per `predictions` call at
+10^8 rows).
+
+Every write keeps the table equal to the rule:
+
+- writers with one transaction (ingest, ``pace import``, ``--prune``, ``pace alias add``,
+  ``pace benchmarks set``) call :func:`refresh` inside it, after their writes: all or nothing with them;
+- writers that commit many times or run arbitrary SQL (``pace run``, ``pace sql --write``, ``pace shell
+  --write``) first :func:`mark_stale` (committed), write, then :func:`refresh_stale`. A process killed in
+  between leaves the mark, and the next open of the warehouse recomputes (``warehouse.connect``).
+
+The mark is the stamp ``pace_meta`` 'collapsed_cells': the fingerprint of the rule the table was computed
+by, absent while a writer may have left the table behind, different after the rule changed. A refresh
+recomputes the whole table: the rule reads every source row even when asked for one benchmark (DuckDB
+does not push such a filter past the rule's shared aggregates), so a partial one would cost the same.
+:func:`drift` compares the table with the rule for ``pace doctor``.
+"""
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+
+import duckdb
+
+TABLE = "collapsed_cells"
+RULE = "collapsed_cells_live"
+STAMP_KEY = "collapsed_cells"
+_KEY = ("model", "benchmark", "subdir", "facet")
+#: mean and others_median are sums over many rows, added in an order that varies with DuckDB's threads
+_TOLERANCE = 1e-9
+
+
+@lru_cache(maxsize=1)
+def rule_fingerprint() -> str:
+    """sha256 of the rule's schema file: a changed rule makes every stored row suspect."""
+    from warehouse.settings import SQL_DIR
+
+    (path,) = SQL_DIR.glob(f"[0-9][0-9][0-9]_{RULE}.sql")
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def is_stale(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the mark says the table may differ from the rule (cheap: reads the stamp only)."""
+    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchone()
+    return not (row and row[0] == rule_fingerprint())
+
+
+def refresh(con: duckdb.DuckDBPyConnection) -> None:
+    """Recompute the table from the rule and stamp it. Runs inside the caller's transaction (call it after
+    the writes, before COMMIT)."""
+    con.execute(f"DELETE FROM {TABLE}")
+    con.execute(f"INSERT INTO {TABLE} BY NAME SELECT * FROM {RULE}")
+    con.execute("INSERT OR REPLACE INTO pace_meta VALUES (?, ?)", [STAMP_KEY, rule_fingerprint()])
+
+
+def mark_stale(con: duckdb.DuckDBPyConnection) -> None:
+    """Record that the table is about to fall behind. Call it before writing, outside the writes'
+    transactions, so that a kill before :func:`refresh_stale` leaves the mark."""
+    con.execute("DELETE FROM pace_meta WHERE key = ?", [STAMP_KEY])
+
+
+def refresh_stale(con: duckdb.DuckDBPyConnection) -> bool:
+    """Recompute the table if it is marked, in a transaction of its own. Returns whether it did."""
+    if not is_stale(con):
+        return False
+    con.execute("BEGIN TRANSACTION")
+    try:
+        refresh(con)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return True
+
+
+def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Benchmarks whose stored rows differ from the rule's: name -> number of cells that differ (missing,
+    extra, or another value). Costs what the rule costs: two scans of the source rows."""
+    key = " AND ".join(f"s.{k} = r.{k}" for k in _KEY)
+    rows = con.execute(f"""
+        SELECT coalesce(s.benchmark, r.benchmark) AS benchmark, count(*) AS n
+        FROM {TABLE} AS s FULL OUTER JOIN {RULE} AS r ON {key}
+        WHERE s.model IS NULL OR r.model IS NULL
+           OR s.n_rows <> r.n_rows OR s.n_instances <> r.n_instances OR s.reason <> r.reason
+           OR (s.others_median IS NULL) <> (r.others_median IS NULL) OR (s.mean IS NULL) <> (r.mean IS NULL)
+           OR abs(s.mean - r.mean) > {_TOLERANCE} OR abs(s.others_median - r.others_median) > {_TOLERANCE}
+        GROUP BY 1 ORDER BY 1""").fetchall()
+    return dict(rows)
