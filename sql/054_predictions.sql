@@ -51,12 +51,15 @@ scale_instances AS (
 leaf_levels AS (
     SELECT fit_id, benchmark, subdir, avg(centre) AS level FROM scale_instances GROUP BY ALL
 ),
-leaf_deviations AS (
+leaf_deviations AS (   -- rows in collapsed cells left out: collapsed_scores, written against the few stored
+                       -- cells so that only the model's own rows are read (the rows of collapsed_scores
+                       -- would be those of every model with a collapsed cell)
     SELECT s.model, a.fit_id, a.benchmark, a.subdir, avg(s.score - a.centre) AS deviation
     FROM scores AS s
     JOIN scale_instances AS a USING (benchmark, subdir, instance_id)
-    ANTI JOIN collapsed_scores AS c
-      ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir AND c.instance_id = s.instance_id
+    ANTI JOIN collapsed_cells AS c
+      ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir
+     AND (c.facet = '' OR coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') = c.facet)
     WHERE s.score IS NOT NULL
     GROUP BY ALL
 ),
