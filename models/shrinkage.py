@@ -32,6 +32,7 @@ import numpy as np
 from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
 from .folds import KFOLD_ABOVE
 from .link import LogitLink, expit, fit_logit_link, logit
+from .parallel import single_blas
 
 __all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "leaf_means", "fit_shrunk",
            "predict_folds", "chance_ability", "instance_centres", "ability_leaf_means"]
@@ -210,6 +211,7 @@ def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above,
     return [res.proxies[name] for name in names], list(res.warnings)
 
 
+@single_blas   # the ability's soft impute: ~80x slower on two BLAS threads at 1,000 models (see models.parallel)
 def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int, *,
                train: np.ndarray, scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
                n_instances: np.ndarray | None = None,
