@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .spearman import average_ranks, normalized_ranks
+from .spearman import average_ranks_few_values, normalized_ranks
 
 __all__ = ["RANK_RTOL", "MIN_OBS", "VAR_EPS", "LARGE_CELLS", "LEADING", "svd_wide", "rank_truncation",
            "duplicate_groups", "TrainingBasis", "CentredRows", "training_basis", "shared_bases",
@@ -206,7 +206,7 @@ class TrainingBasis:
             mus.append(mu)
             n_cols += idx.size
             if new:
-                R = average_ranks(Bk[:, new])
+                R = average_ranks_few_values(Bk[:, new])
                 ranks.append((2 * R).astype(rank_dtype))       # half-integers: exact
                 centred = R - R.mean(axis=0)
                 rank_mean.append(R.mean(axis=0))

@@ -190,8 +190,8 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
     them (columns usable from the training rows alone). With more than ``kfold_above`` models the
     out-of-fold margins come from ``kfold``-fold instead of leave-one-out fits. ``proxies[target]`` is the stored
     linear form; ``directed_margins`` hold the in-sample margins computed from the embeddings
-    (U·w for H, X̃Π·w for D-pt), which the proxy reproduces (tests: 1e-9). ``n_jobs`` is
-    accepted for symmetry with the other drivers; the fit runs in one thread.
+    (U·w for H, X̃Π·w for D-pt), which the proxy reproduces (tests: 1e-9). ``n_jobs``: threads
+    over the out-of-fold training sets.
     """
     X, Pl, Y = default_inputs(X, P, targets)
     n, T = X.shape[0], len(targets)
@@ -215,11 +215,10 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
                                             names=shared)
         return b
 
-    # LOOCV over each target's valid models (config choice and out-of-fold Platt). A leave-one-out
-    # basis is shared by the targets with the same training rows and dropped once they are done with it
-    # (one basis of 100 models x 90k instances is ~300 MB; keeping every one ran out of memory).
+    # LOOCV (K-fold above kfold_above) over each target's valid models: config choice and out-of-fold
+    # Platt. A training set's basis is shared by the targets with the same training rows; only the scores
+    # (configs x models) are kept per (training set, target), the (configs, n, n) margins built per target.
     train_rows = [np.flatnonzero(np.isfinite(Y[:, t])) for t in range(T)]
-    loo_all = [np.full((len(cfgs), n, n), np.nan) for _ in range(T)]
     users: Dict[Tuple[int, ...], List[Tuple[int, int]]] = {}
     for t in range(T):
         rows = train_rows[t]
@@ -227,26 +226,30 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
         for held in held_sets:
             key = tuple(int(r) for r in rows[~np.isin(rows, held)])
             users.setdefault(key, []).extend((t, int(k)) for k in held)
-    for key, uses in users.items():
+
+    def fold_scores(item):
+        key, uses = item
         Rk = np.asarray(key, dtype=np.int64)
         bk = training_basis(X, Rk, np.zeros(0, np.int64), min_obs, names=shared)
         Xc = bk.centred_rows(X, allrows)
         held_of: Dict[int, List[int]] = {}
         for t, k in uses:                      # a K-fold set holds out many models: one fit per target
             held_of.setdefault(t, []).append(k)
-        for t, held in held_of.items():
-            pf = PairTargetFit(bk, Y[Rk, t], pair_values(wins[t], Rk), Xc, grid, count, alpha)
-            s = pf.scores(allrows)
-            for k in held:
-                loo_all[t][:, k, Rk] = s[:, [k]] - s[:, Rk]
-        del bk, Xc
+        return [(t, Rk, held, PairTargetFit(bk, Y[Rk, t], pair_values(wins[t], Rk), Xc, grid, count, alpha)
+                 .scores(allrows)) for t, held in held_of.items()]
+
+    fold_results = [r for part in map_jobs(fold_scores, list(users.items()), n_jobs) for r in part]
 
     for t, name in enumerate(targets):
         rows = train_rows[t]
         excluded[name] = [names[j] for j in range(n) if j not in set(rows.tolist())]
         if excluded[name]:
             warns.append(f"{name}: no target value for {', '.join(excluded[name])} (not trained on)")
-        loo = loo_all[t]
+        loo = np.full((len(cfgs), n, n), np.nan)
+        for tt, Rk, held, s in fold_results:
+            if tt == t:
+                for k in held:
+                    loo[:, k, Rk] = s[:, [k]] - s[:, Rk]
         if config is not None:
             c_i = cfgs.index(config[name])
         else:

@@ -173,7 +173,8 @@ def fit_logit_pairs(E: np.ndarray, F_upper: np.ndarray, alpha: float = ALPHA, to
     def loss(v):
         u = E @ v
         z = u[ia] - u[ib]
-        return float((softplus(z) - f * z).sum() * scale + 0.5 * v @ ridge @ v), z
+        soft = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))      # softplus, ~1.5x faster than logaddexp
+        return float((soft - f * z).sum() * scale + 0.5 * v @ ridge @ v), z
 
     cur, z = loss(w)
     for _ in range(maxiter):

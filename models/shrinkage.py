@@ -32,6 +32,7 @@ import numpy as np
 from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
 from .folds import KFOLD_ABOVE
 from .link import LogitLink, expit, fit_logit_link, logit
+from .parallel import single_blas
 
 __all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "AbilityLink", "leaf_means",
            "training_rows", "fit_pace_parts", "ability_without", "fit_ability_link", "fit_shrunk", "predict_folds",
@@ -253,6 +254,7 @@ def fit_pace_parts(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], *, trai
     return {target: paces[target] for target in targets}, warnings
 
 
+@single_blas   # the ability's soft impute: ~80x slower on two BLAS threads at 1,000 models (see models.parallel)
 def ability_without(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, selected: np.ndarray, *,
                     scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
                     call_group: np.ndarray | None = None) -> tuple[AbilityScale, np.ndarray, np.ndarray]:

@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "average_ranks",
+    "average_ranks_few_values",
     "normalized_ranks",
     "spearman_columns",
     "spearman_from_normalized",
@@ -51,6 +52,47 @@ def average_ranks(A: np.ndarray) -> np.ndarray:
     else:
         R = _average_ranks_sort(A)
     return R[:, 0] if vec else R
+
+
+def average_ranks_few_values(A: np.ndarray) -> np.ndarray:
+    """``average_ranks`` of an (m, p) array without NaN, ranking the columns with at most three distinct
+    values (binary scores, plus the training mean a missing score was imputed with) by counting instead
+    of sorting: the same half-integer ranks, ~5x cheaper for those columns (half of the source instances
+    are binary)."""
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] < 2 or np.isnan(A).any():
+        return average_ranks(A)
+    head = np.sort(A[:32], axis=0)
+    candidate = (head[1:] != head[:-1]).sum(axis=0) <= 2     # at most three values in the first rows
+    if not candidate.any():
+        return average_ranks(A)
+    if candidate.all():
+        return _ranks_by_counting(A)
+    R = np.empty(A.shape)
+    R[:, candidate] = _ranks_by_counting(A[:, candidate])
+    R[:, ~candidate] = average_ranks(A[:, ~candidate])
+    return R
+
+
+def _ranks_by_counting(A: np.ndarray) -> np.ndarray:
+    """Average ranks of the columns of A (m, p) with at most three distinct values from their counts;
+    the other columns by ``average_ranks``."""
+    m = A.shape[0]
+    lo, hi = A.min(axis=0), A.max(axis=0)
+    inner = (A != lo) & (A != hi)
+    mid = np.where(inner, A, -np.inf).max(axis=0)      # -inf when a column has at most two values
+    few = ~inner.any(axis=0) | (mid == np.where(inner, A, np.inf).min(axis=0))
+    n_lo = (A == lo).sum(axis=0)
+    n_mid = (A == mid).sum(axis=0)
+    # a tie group at 0-based positions s..e has the mean rank (s + e) / 2 + 1; every term is a half-integer,
+    # so the sums below are exact
+    r_lo = (n_lo + 1) / 2.0
+    r_mid = n_lo + (n_mid + 1) / 2.0
+    r_hi = n_lo + n_mid + (m - n_lo - n_mid + 1) / 2.0
+    R = r_lo + (A != lo) * (r_mid - r_lo) + (A == hi) * (r_hi - r_mid)
+    if not few.all():
+        R[:, ~few] = average_ranks(A[:, ~few])
+    return R
 
 
 def _average_ranks_sort(A: np.ndarray) -> np.ndarray:

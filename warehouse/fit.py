@@ -397,6 +397,7 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     started = time.perf_counter()
     _cap_duckdb_cache(con)
     m: Matrices = build_matrices(con, sources=req.sources, targets=req.targets)
+    _release_arrow_memory()
     unknown = sorted(set(req.exclude) - set(m.models))
     if unknown:
         raise ValueError(f"--exclude names models the warehouse does not know: {', '.join(unknown)}")
@@ -562,6 +563,14 @@ def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"SET memory_limit = '{limit}'")
     except duckdb.Error as exc:
         raise ValueError(f"PACE_FIT_MEMORY_LIMIT must be a size such as 2GB, not {limit!r}") from exc
+
+
+def _release_arrow_memory() -> None:
+    """Hand the memory of the matrices' Arrow cells back to the system: Arrow's allocator keeps what it
+    freed (3.5 GB of the fit's resident memory at 1,000 models x 100k instances, for the whole fit)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 def _merge_untrained(warnings: list[str]) -> list[str]:

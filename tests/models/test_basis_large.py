@@ -15,7 +15,7 @@ from models.default_fold import AbsTargetFit
 from models.embeddings import inductive_projection
 from models.pairwise import pair_values, soft_labels_half, win_matrix
 from models.selection import order_desc_stable
-from models.spearman import average_ranks, normalized_ranks
+from models.spearman import average_ranks, average_ranks_few_values, normalized_ranks
 
 
 def block(m=48, S=3000, seed=0):
@@ -165,6 +165,25 @@ def test_average_ranks_match_scipy():
     A = np.round(rng.random((300, 500)), 1)
     A[:, 0] = 1.0
     np.testing.assert_array_equal(average_ranks(A), rankdata(A, axis=0, method="average"))
+
+
+def test_ranks_by_counting_match_scipy():
+    rng = np.random.default_rng(13)
+    m = 120
+    A = rng.random((m, 40))
+    A[:, :10] = (A[:, :10] < 0.4).astype(float)                                  # binary
+    A[:, 10:20] = np.where(A[:, 10:20] < 0.1, 0.37, (A[:, 10:20] < 0.5))          # binary + an imputed mean
+    A[:, 20] = 0.25                                                              # constant
+    A[:, 21] = np.where(A[:, 21] < 0.5, -0.0, 0.0)                               # -0.0 and 0.0 tie
+    A[:, 22:26] = np.round(A[:, 22:26] * 3) / 3                                  # four values
+    A[60:, 26:30] = np.where(A[60:, 26:30] < 0.5, 1.0, 0.5)                      # a third value after row 32
+    A[:60, 26:30] = np.where(A[:60, 26:30] < 0.5, 1.0, 0.0)
+    A[70:, 30:33] = 0.75                                                         # a fourth value after row 32
+    A[:70, 30:33] = np.where(A[:70, 30:33] < 0.3, 0.0, np.where(A[:70, 30:33] < 0.6, 0.5, 1.0))
+    expected = rankdata(A, axis=0, method="average")
+    np.testing.assert_array_equal(average_ranks_few_values(A), expected)
+    np.testing.assert_array_equal(average_ranks_few_values(A[:, :20]), expected[:, :20])   # all by counting
+    np.testing.assert_array_equal(average_ranks_few_values(A[:, 33:]), expected[:, 33:])   # none
 
 
 def test_win_matrix_gives_the_soft_labels():
