@@ -201,15 +201,23 @@ def default_abs(m: Matrices, params: dict):
     """The default method over a whole split in process (``pace fit``'s interval residuals): each fold's
     rows are reordered training-first and handed to ``default_fold``, exactly as the evaluation's fold
     rows are."""
+    from models.parallel import blas_limit, map_jobs
+
     actual = m.target_means()
     labelled = np.flatnonzero(np.isfinite(actual).any(axis=1))
     folds = held_out_folds(m, params) or [[int(i)] for i in labelled]
     pred = np.full(actual.shape, np.nan)
-    for fold in folds:
+
+    def run(fold):
         held = sorted(int(i) for i in fold)
         rows = [i for i in range(len(m.models)) if i not in set(held)] + held
-        fold_pred = default_fold(m.subset(rows), len(rows) - len(held), params)
-        pred[held] = fold_pred[len(rows) - len(held):]
+        return held, default_fold(m.subset(rows), len(rows) - len(held), params)[len(rows) - len(held):]
+
+    # With fixed configurations (a K-fold fit) a fold's fit has no tuning, hence no threads of its own:
+    # the folds run on the worker threads, under one single-threaded BLAS scope for all of them.
+    with blas_limit():
+        for held, fold_pred in map_jobs(run, folds, jobs() if params.get("fixed_configs") else 1):
+            pred[held] = fold_pred
     return FoldResult(pred, actual), np.arange(m.X.shape[1])
 
 
