@@ -399,11 +399,11 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     else:
         actual, held_out = empty, empty
     residuals = _residuals(actual, held_out, link)
+    bases.release()       # the extrapolation splits' training sets are their own: nothing left to share
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
         extrapolation = np.concatenate([_residuals(*_split_predictions(m, req, folds, fixed), link)
                                         for folds in extrapolation_splits] or [extrapolation])
-    bases.release()
     if bases.large:
         warnings.append(large_bases_note(bases.large))
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
