@@ -329,11 +329,14 @@ class _BasisCache:
             self.hits += 1
             return found[0]
 
-    def release(self) -> None:
-        """Drop every basis (the counts stay)."""
+    def release(self, keep_sharing: bool = False) -> None:
+        """Drop every basis (the counts stay); unless ``keep_sharing``, keep none from now on either (for
+        training sets no later fit shares)."""
         with self.lock:
             self.entries.clear()
             self.bytes = 0
+            if not keep_sharing:
+                self.max_bytes = 0
 
     def put(self, key: bytes, bs: TrainingBasis) -> None:
         size = bs.nbytes()

@@ -118,7 +118,10 @@ def test_shared_bases_builds_each_block_once(small_chunks):
         other = training_basis(X, np.arange(1, 31), none, 0.75, names=names)
         masked = training_basis(X, rows, np.asarray([40]), 0.75, names=names)
         unnamed = training_basis(X, rows, none, 0.75)       # no names: never shared
-    assert (cache.hits, cache.misses, cache.large) == (1, 3, 4)
+        assert (cache.hits, cache.misses, cache.large) == (1, 3, 4)
+        cache.release()                                     # nothing kept from now on
+        training_basis(X, rows, none, 0.75, names=names)
+        assert (cache.hits, cache.misses, len(cache.entries)) == (1, 4, 0)
     np.testing.assert_array_equal(first.reps, again.reps)
     np.testing.assert_array_equal(first.Vr, again.Vr)
     assert other.m == 30 and not np.array_equal(other.mu, first.mu)
