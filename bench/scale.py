@@ -21,7 +21,10 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   sources: ~400 weighted instances either way)
     add_model     ingest of a second tree holding one new model (a copy of one model's files)
     lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each (fewer,
-                  and said so, when they take over a minute together)
+                  and said so, when they take over a minute together), with the fits then current (recorded)
+    lookups_default  `pace fit LOOKUP_DEFAULT_FIT_ARGS` (the default method, no intervals, the same three
+                  sources: cheap) and then the lookups again, so they are measured with the default method's
+                  source-ability part too (stored as `lookups_default_fit`; the default fit stays current)
 
 ``matrices`` (the evaluation inputs) is measured only when asked for by ``--steps``.
 
@@ -56,8 +59,8 @@ PLOT = REPO / "bench" / "results" / "scale.png"
 PY = sys.executable
 PACE = str(Path(sys.executable).parent / "pace")
 STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "status", "doctor", "matrices", "fit", "lookup_fit",
-         "add_model", "lookups")
-DEFAULT_STEPS = tuple(s for s in STEPS if s != "matrices")
+         "add_model", "lookups", "lookups_default")
+DEFAULT_STEPS = tuple(s for s in STEPS if s not in ("matrices", "lookups_default"))
 LOOKUP_BUDGET_S = 60.0      # per kind of lookup: slow lookups are timed over fewer calls
 GIB = 1 << 30
 
@@ -198,7 +201,10 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
     from warehouse.plan import has_fits, plan_calls, plan_rows, plan_value, zero_weight_left_out
 
     con = connect(db, read_only=True)
-    out: dict = {"model": model, "calls": calls}
+    out: dict = {"model": model, "calls": calls,
+                 "current_fits": con.execute("SELECT list(DISTINCT method ORDER BY method) FROM current_fits "
+                                             "WHERE task = 'abs'").fetchone()[0],
+                 "collapsed_cells": con.execute("SELECT count(*) FROM collapsed_cells").fetchone()[0]}
     if not has_fits(con):
         print(json.dumps({**out, "error": "no fitted proxy"}))
         return
@@ -353,6 +359,17 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         steps["lookups"] = {**_public(r), **(_json(r) or {})}
         print(f"[{n_models}] lookups: {_brief(steps['lookups'])}", flush=True)
         save(res)
+    if "lookups_default" in want and args.lookup_default_fit_args and db.exists():
+        f = run([PACE, "fit", *args.lookup_default_fit_args.split(), "--db", str(db), "--json"],
+                timeout=args.fit_timeout, cap=cap)
+        step = {"fit": {**_public(f), "args": args.lookup_default_fit_args}}
+        if f["rc"] == 0:
+            r = run([PY, __file__, "--probe-lookups", str(db), names[len(names) // 2], "NeverSeenModel",
+                     str(args.calls)], timeout=timeout, cap=cap)
+            step.update({**_public(r), **(_json(r) or {})})
+        steps["lookups_default_fit"] = step
+        print(f"[{n_models}] lookups_default_fit: {_brief(step)}", flush=True)
+        save(res)
     return res
 
 
@@ -385,6 +402,8 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
         "add one model": lambda s: s["steps"].get("add_model", {}).get("wall_s"),
         "predictions, one model (p50)": lambda s: (s["steps"].get("lookups", {}).get("predictions") or {}).get(
             "p50_ms", 0) / 1000 or None,
+        "predictions, one model, default fit (p50)": lambda s: (
+            s["steps"].get("lookups_default_fit", {}).get("predictions") or {}).get("p50_ms", 0) / 1000 or None,
         "plan, new model (p50)": lambda s: (s["steps"].get("lookups", {}).get("plan_new_model") or {}).get(
             "p50_ms", 0) / 1000 or None,
     }
@@ -445,8 +464,11 @@ def table(results: dict) -> str:
         else:
             fit_s = "-"
         lk = st.get("lookups", {})
-        pred = lk.get("predictions") or {}
         plan_ = lk.get("plan_known_model") or {}
+        pred_s = "; ".join(f"{pred['p50_ms']} / {pred['p95_ms']}" + (f" ({'+'.join(probe['current_fits'])} fit)"
+                                                                      if probe.get("current_fits") else "")
+                           for probe in (lk, st.get("lookups_default_fit", {}))
+                           for pred in [probe.get("predictions")] if pred) or "- / -"
         sizes = s.get("sizes", {})
         sd = "/".join(f"{st[k]['wall_s']:.1f}" if k in st else "-" for k in ("status", "doctor"))
         lines.append(f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} | "
@@ -454,7 +476,7 @@ def table(results: dict) -> str:
                      f"{sizes.get('db_mib', '-')} / {sizes.get('lake_mib', '-')} | "
                      f"{st.get('stats', {}).get('wall_s', 0):.1f} | {sd} | "
                      f"{plan_.get('p50_ms', '-')} / {plan_.get('p95_ms', '-')} | "
-                     f"{pred.get('p50_ms', '-')} / {pred.get('p95_ms', '-')} | {fit_s} |")
+                     f"{pred_s} | {fit_s} |")
     return "\n".join(lines)
 
 
@@ -478,6 +500,9 @@ def main() -> None:
     parser.add_argument("--lookup-fit-args",
                         default="--method compat --no-intervals --task abs --sources planbench,mmmu,visualpuzzles",
                         help="if the fit fails, fit with these arguments so the lookups have proxies ('' = no)")
+    parser.add_argument("--lookup-default-fit-args",
+                        default="--method default --no-intervals --task abs --sources planbench,mmmu,visualpuzzles",
+                        help="the default-method fit of the lookups_default step")
     parser.add_argument("--calls", type=int, default=20, help="calls per lookup for p50/p95")
     parser.add_argument("--plot", action="store_true", help="only redraw the plot (and print the table) from the JSON")
     parser.add_argument("--probe-pandas", metavar="TREE", help=argparse.SUPPRESS)
