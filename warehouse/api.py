@@ -132,7 +132,10 @@ class Warehouse:
         Parameters
         ----------
         write : bool, default False
-            Open read-write (refused when the warehouse was opened ``read_only``).
+            Open read-write (refused when the warehouse was opened ``read_only``). Rows written to
+            ``scores`` or ``benchmarks`` through it reach the stored ``collapsed_cells`` (and so
+            ``predictions``) only once recomputed: ``Warehouse.sql(..., write=True)`` does that
+            itself, else `pace doctor` (or ``ingest.collapsed.refresh_stale`` after ``mark_stale``).
         create : bool, default False
             With ``write``, create the file if it does not exist (its folder must).
 
@@ -182,8 +185,9 @@ class Warehouse:
             'pace-warehouse[pandas]'``), or ``(column names, list of row tuples)``.
         write : bool, default False
             Allow statements that change the warehouse or write files (INSERT, DELETE, COPY, ...);
-            without it they are refused with one line, before anything runs. After a write the
-            lake is brought back in step with ``scores``.
+            without it they are refused with one line, before anything runs. After a write (also
+            one that failed part-way) the lake and the stored collapsed cells are brought back in
+            step with ``scores``.
 
         Returns
         -------
