@@ -43,6 +43,10 @@ RUNS = [
     ("compat headline (auto-tune, strict), all sources", ["--method", "compat", "--auto-tune", "--strict-budget"],
      None, None),
     ("default (nested), all sources", ["--method", "default"], None, None),
+    # The default before the new-models issue (its rows in loocv.json up to f06c694 measured this method:
+    # the same MAE); bench/loocv_versions.py times it against that commit under the same load.
+    ("instance (the former default), v2", ["--method", "instance"], V2, None),
+    ("instance (the former default), all sources", ["--method", "instance"], None, None),
 ]
 
 

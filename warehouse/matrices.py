@@ -7,7 +7,7 @@ of spec §2. Missing cells are NaN; ``compat`` turns them into 0 as the publishe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
@@ -24,6 +24,8 @@ class Matrices:
     leaves: np.ndarray | None = None      # (S,) leaf index (benchmark, subdir) of each source column
     collapsed: np.ndarray | None = None   # (k, 2) [row, col] of source cells in collapsed cells
     leaf_benchmarks: list[str] | None = None   # (L,) the benchmark of each leaf
+    # call_groups() of these columns, once worked out (a fold's subset keeps its columns, so it keeps them)
+    _call_groups: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def column_benchmarks(self) -> list[str]:
         """(S,) the benchmark of each source column."""
@@ -54,19 +56,24 @@ class Matrices:
 
     def subset(self, rows) -> "Matrices":
         """The same matrices restricted to ``rows`` (collapsed cells renumbered)."""
-        rows = [int(r) for r in rows]
-        new = {r: i for i, r in enumerate(rows)}
-        kept = np.asarray([[new[int(r)], int(c)] for r, c in (self.collapsed if self.collapsed is not None else [])
-                           if int(r) in new], dtype=np.int64).reshape(-1, 2)
+        rows = np.asarray([int(r) for r in rows], dtype=np.int64)
+        new_row = np.full(len(self.models), -1, dtype=np.int64)
+        new_row[rows] = np.arange(len(rows))
+        cells = (np.asarray(self.collapsed, dtype=np.int64).reshape(-1, 2) if self.collapsed is not None
+                 else np.zeros((0, 2), np.int64))
+        renumbered = new_row[cells[:, 0]]
+        kept = np.column_stack([renumbered, cells[:, 1]])[renumbered >= 0].reshape(-1, 2)
         return Matrices([self.models[r] for r in rows], self.columns, self.X[rows], self.targets,
-                        [p[rows] for p in self.P], self.leaves, kept, self.leaf_benchmarks)
+                        [p[rows] for p in self.P], self.leaves, kept, self.leaf_benchmarks, self._call_groups)
 
     def call_groups(self) -> np.ndarray:
         """(S,) int: source columns that one runner call scores together share a value (see
         ``warehouse.plan.call_of``); a model run on a proxy's instances also has their siblings."""
         if not self.columns:
             return np.arange(self.X.shape[1])
-        return call_groups_of(self.columns)
+        if self._call_groups is None:
+            self._call_groups = call_groups_of(self.columns)
+        return self._call_groups
 
     def target_counts(self) -> np.ndarray:
         """(n, T) number of observed target instances behind each mean."""

@@ -121,19 +121,45 @@ def _pace_udf(token, held_out, target, params):
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
     out: list[dict | None] = [None] * n
-    for (tok, held, raw), rows in groups.items():
+
+    def fit_group(group):
+        (tok, held, raw), rows = group
         targets = [target[i].as_py() for i in rows]
         distinct = list(dict.fromkeys(targets))
-        results = dict(zip(distinct, pace_parts(tok, list(held), distinct, json.loads(raw))))
+        return rows, targets, dict(zip(distinct, pace_parts(tok, list(held), distinct, json.loads(raw))))
+
+    # A fold whose configurations are fixed (`pace fit`'s K-fold residuals) does no tuning, so it has no
+    # threads of its own: such folds share the worker threads instead; tuned folds run one at a time,
+    # their tuning on the threads.
+    items = list(groups.items())
+    tuned = any(not json.loads(raw).get("configs") for (_, _, raw), _ in items)
+    for rows, targets, results in _map_folds(fit_group, items, parallel=not tuned):
         for i, t in zip(rows, targets):
             out[i] = results[t]
     return pa.array(out, type=arrow_type(PACE_RESULT))
 
 
 def _ability_udf(token, held_out, selected, params):
-    out = [fold_ability(token[i].as_py(), held_out[i].as_py() or [], selected[i].as_py() or [],
-                        json.loads(params[i].as_py())) for i in range(len(token))]
+    # Each fold's ability runs single-threaded BLAS (its soft impute is ~80x slower on two threads): the
+    # folds of one vector share the worker threads.
+    out = _map_folds(lambda i: fold_ability(token[i].as_py(), held_out[i].as_py() or [],
+                                            selected[i].as_py() or [], json.loads(params[i].as_py())),
+                     range(len(token)), parallel=True)
     return pa.array(out, type=arrow_type(ABILITY_RESULT))
+
+
+def _map_folds(fn, items, parallel: bool) -> list:
+    """``[fn(x) for x in items]``, on the worker threads (``PACE_JOBS``) under one single-threaded BLAS
+    scope when ``parallel``. Each fold holds its own copy of the matrices' rows, so at most ``jobs()``
+    copies exist at once."""
+    from models.parallel import blas_limit, map_jobs
+    from warehouse.kernels import jobs
+
+    items = list(items)
+    if not parallel or len(items) < 2 or jobs() < 2:
+        return [fn(x) for x in items]
+    with blas_limit():
+        return map_jobs(fn, items, jobs())
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:

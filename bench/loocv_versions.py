@@ -1,0 +1,118 @@
+"""LOOCV speed of this tree against an older commit, alternated run by run under the same load.
+
+bench/loocv.py times this tree alone; when a method was renamed or a refactor is in question, its
+figures from another day (another load) do not say which code is faster. This bench checks out the
+older commit into a temporary git worktree, ingests the real tree once per version (each with its
+own schema), and then runs `pace loocv abs` of the old and the new version one after the other,
+``--repeat`` times, so both see the same machine. Each comparison names the method on each side
+(a method may have been renamed: the default of 53c67c5 is `--method instance` today):
+
+    .venv/bin/python bench/loocv_versions.py --compare 53c67c5:default:instance \\
+        --compare f06c694:default:default --repeat 3
+
+Writes bench/results/loocv_versions.json: per comparison and source set, both sides' process wall
+and in-evaluation seconds (best and all), their average MAE (equal MAE = the same method), and the
+load around each run. Needs the real scores at ../shared/pace-results (exits saying so otherwise).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+REAL = REPO.parent / "shared" / "pace-results" / "standardized_results"
+OUT = REPO / "bench" / "results" / "loocv_versions.json"
+SOURCES = {"v2": "planbench,mmmu,visualpuzzles", "all": None}
+ENTRY = "import sys; sys.argv = ['pace'] + sys.argv[1:]; from warehouse.entry import main; main()"
+
+
+def pace(src: Path, *args: str) -> list[str]:
+    """The command line of `pace ARGS` running the code of ``src`` (with this interpreter's packages)."""
+    return [sys.executable, "-c", ENTRY, *args]
+
+
+def run_once(src: Path, db: Path, method: str, sources: str | None, out: Path) -> dict:
+    cmd = pace(src, "loocv", "abs", "--method", method, "--count", "100", "--seed", "42", "--db", str(db),
+               "--out", str(out), "--json") + (["--sources", sources] if sources else [])
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode:
+        sys.exit(f"{src.name}: pace loocv --method {method} failed: {done.stderr.strip().splitlines()[-1:]}")
+    payload = json.loads(done.stdout)
+    avg = {m["target"]: m for m in payload["metrics"]}["AVERAGE"]
+    return {"wall_s": round(wall, 2), "in_evaluation_s": round(payload["seconds"], 2),
+            "avg_mae_pp": round(avg["mae_pp"], 4), "load_1min_before_after": [round(load, 2),
+                                                                             round(os.getloadavg()[0], 2)]}
+
+
+def summary(runs: list[dict]) -> dict:
+    best = min(runs, key=lambda r: r["wall_s"])
+    return {"wall_s_best": best["wall_s"], "in_evaluation_s_of_best": best["in_evaluation_s"],
+            "wall_s_all": [r["wall_s"] for r in runs], "avg_mae_pp": best["avg_mae_pp"],
+            "load_1min_before_after": [r["load_1min_before_after"] for r in runs]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", action="append", required=True, metavar="REV:OLD_METHOD:NEW_METHOD",
+                        help="an older commit and the method to run on it and on this tree (repeatable)")
+    parser.add_argument("--sources", default="v2,all", help="source sets: v2 (planbench,mmmu,visualpuzzles), all")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    compares = []
+    for spec in args.compare:
+        parts = spec.split(":")
+        if len(parts) != 3 or not all(parts):
+            parser.error(f"--compare {spec!r}: expected REV:OLD_METHOD:NEW_METHOD, e.g. 53c67c5:default:instance")
+        compares.append(parts)
+    sets = [s for s in args.sources.split(",") if s]
+    unknown = [s for s in sets if s not in SOURCES]
+    if unknown:
+        parser.error(f"--sources {','.join(unknown)}: known source sets are {', '.join(SOURCES)}")
+    if not REAL.is_dir():
+        sys.exit(f"needs the real scores at {REAL}")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="pace-versions-") as tmp:
+        work = Path(tmp)
+        new_db = work / "new.duckdb"
+        subprocess.run(pace(REPO, "ingest", str(REAL), "--db", str(new_db), "--no-progress", "--json"),
+                       env={**os.environ, "PYTHONPATH": str(REPO)}, check=True, capture_output=True)
+        for rev, old_method, new_method in compares:
+            tree = work / f"tree-{rev}"
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+            try:
+                old_db = work / f"{rev}.duckdb"
+                subprocess.run(pace(tree, "ingest", str(REAL), "--db", str(old_db), "--no-progress", "--json"),
+                               env={**os.environ, "PYTHONPATH": str(tree)}, check=True, capture_output=True)
+                for name in sets:
+                    old_runs, new_runs = [], []
+                    for _ in range(args.repeat):
+                        old_runs.append(run_once(tree, old_db, old_method, SOURCES[name], work / "out-old"))
+                        new_runs.append(run_once(REPO, new_db, new_method, SOURCES[name], work / "out-new"))
+                    row = {"old": {"commit": rev, "method": old_method, **summary(old_runs)},
+                           "new": {"commit": "this tree", "method": new_method, **summary(new_runs)},
+                           "sources": name}
+                    row["new_over_old_wall"] = round(row["new"]["wall_s_best"] / row["old"]["wall_s_best"], 3)
+                    print(json.dumps(row), flush=True)
+                    results.append(row)
+            finally:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    OUT.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores", "this_tree": head,
+                               "repeat": args.repeat, "results": results}, indent=2) + "\n")
+    print(f"wrote {OUT.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
