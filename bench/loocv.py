@@ -134,7 +134,10 @@ def main() -> None:
                                "repeat": args.repeat,
                                "note": "wall: the whole `pace loocv abs` process (start-up, evaluation, results; "
                                        "plots only in the --plots run); in_warehouse: the evaluation alone; the "
-                                       "machine is shared: see load_1min_before_after",
+                                       "machine is shared: see load_1min_before_after. The same run differs by "
+                                       "10-20 % from one day to another on this machine: compare commits with "
+                                       "bench/loocv_versions.py (alternated runs, bench/results/"
+                                       "loocv_versions.json), not with an earlier version of this file",
                                "results": results}, indent=2) + "\n")
     print(f"wrote {out.relative_to(REPO)}")
 

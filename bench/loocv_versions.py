@@ -8,7 +8,9 @@ own schema), and then runs `pace loocv abs` of the old and the new version one a
 (a method may have been renamed: the default of 53c67c5 is `--method instance` today):
 
     .venv/bin/python bench/loocv_versions.py --compare 53c67c5:default:instance \\
-        --compare f06c694:default:default --repeat 3
+        --compare f06c694:default:default --compare "f06c694:compat:compat:--strict-budget --B 300" --repeat 3
+
+A fourth field holds further flags for both sides (space-separated).
 
 Writes bench/results/loocv_versions.json: per comparison and source set, both sides' process wall
 and in-evaluation seconds (best and all), their average MAE (equal MAE = the same method), and the
@@ -33,26 +35,36 @@ SOURCES = {"v2": "planbench,mmmu,visualpuzzles", "all": None}
 ENTRY = "import sys; sys.argv = ['pace'] + sys.argv[1:]; from warehouse.entry import main; main()"
 
 
-def pace(src: Path, *args: str) -> list[str]:
-    """The command line of `pace ARGS` running the code of ``src`` (with this interpreter's packages)."""
+def pace(*args: str) -> list[str]:
+    """The command line of `pace ARGS` with this interpreter's packages; the code comes from the folder
+    it runs in: run it with ``cwd=SRC`` and ``PYTHONPATH=SRC`` (``python -c`` puts the working folder
+    first on the path, before PYTHONPATH)."""
     return [sys.executable, "-c", ENTRY, *args]
 
 
-def run_once(src: Path, db: Path, method: str, sources: str | None, out: Path) -> dict:
-    cmd = pace(src, "loocv", "abs", "--method", method, "--count", "100", "--seed", "42", "--db", str(db),
+def run_once(src: Path, db: Path, method: str, flags: list[str], sources: str | None, out: Path) -> dict:
+    cmd = pace("loocv", "abs", "--method", method, *flags, "--count", "100", "--seed", "42", "--db", str(db),
                "--out", str(out), "--json") + (["--sources", sources] if sources else [])
     env = {**os.environ, "PYTHONPATH": str(src)}
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    done = subprocess.run(cmd, env=env, cwd=src, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode:
         sys.exit(f"{src.name}: pace loocv --method {method} failed: {done.stderr.strip().splitlines()[-1:]}")
-    payload = json.loads(done.stdout)
+    # older commits let DuckDB's progress bar reach stdout before the JSON
+    payload = json.loads(done.stdout[done.stdout.find("{"):])
     avg = {m["target"]: m for m in payload["metrics"]}["AVERAGE"]
     return {"wall_s": round(wall, 2), "in_evaluation_s": round(payload["seconds"], 2),
             "avg_mae_pp": round(avg["mae_pp"], 4), "load_1min_before_after": [round(load, 2),
                                                                              round(os.getloadavg()[0], 2)]}
+
+
+def ingest(src: Path, db: Path) -> Path:
+    """The real tree ingested into ``db`` by the code of ``src``."""
+    subprocess.run(pace("ingest", str(REAL), "--db", str(db), "--no-progress", "--json"),
+                   env={**os.environ, "PYTHONPATH": str(src)}, cwd=src, check=True, capture_output=True)
+    return db
 
 
 def summary(runs: list[dict]) -> dict:
@@ -64,17 +76,19 @@ def summary(runs: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", action="append", required=True, metavar="REV:OLD_METHOD:NEW_METHOD",
-                        help="an older commit and the method to run on it and on this tree (repeatable)")
+    parser.add_argument("--compare", action="append", required=True, metavar="REV:OLD_METHOD:NEW_METHOD[:FLAGS]",
+                        help="an older commit, the method to run on it and on this tree, and further flags for "
+                             "both (repeatable)")
     parser.add_argument("--sources", default="v2,all", help="source sets: v2 (planbench,mmmu,visualpuzzles), all")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     compares = []
     for spec in args.compare:
-        parts = spec.split(":")
-        if len(parts) != 3 or not all(parts):
-            parser.error(f"--compare {spec!r}: expected REV:OLD_METHOD:NEW_METHOD, e.g. 53c67c5:default:instance")
-        compares.append(parts)
+        parts = spec.split(":", 3)
+        if len(parts) not in (3, 4) or not all(parts[:3]):
+            parser.error(f"--compare {spec!r}: expected REV:OLD_METHOD:NEW_METHOD[:FLAGS], e.g. "
+                         "53c67c5:default:instance")
+        compares.append((*parts[:3], parts[3].split() if len(parts) == 4 else []))
     sets = [s for s in args.sources.split(",") if s]
     unknown = [s for s in sets if s not in SOURCES]
     if unknown:
@@ -84,28 +98,29 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="pace-versions-") as tmp:
         work = Path(tmp)
-        new_db = work / "new.duckdb"
-        subprocess.run(pace(REPO, "ingest", str(REAL), "--db", str(new_db), "--no-progress", "--json"),
-                       env={**os.environ, "PYTHONPATH": str(REPO)}, check=True, capture_output=True)
-        for rev, old_method, new_method in compares:
-            tree = work / f"tree-{rev}"
-            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
-            try:
-                old_db = work / f"{rev}.duckdb"
-                subprocess.run(pace(tree, "ingest", str(REAL), "--db", str(old_db), "--no-progress", "--json"),
-                               env={**os.environ, "PYTHONPATH": str(tree)}, check=True, capture_output=True)
+        trees: dict[str, tuple[Path, Path]] = {}      # one worktree and one warehouse per commit
+        try:
+            new_db = ingest(REPO, work / "new.duckdb")
+            for rev, old_method, new_method, flags in compares:
+                if rev not in trees:
+                    tree = work / f"tree-{rev}"
+                    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tree), rev],
+                                   check=True)
+                    trees[rev] = (tree, ingest(tree, work / f"{rev}.duckdb"))
+                tree, old_db = trees[rev]
                 for name in sets:
                     old_runs, new_runs = [], []
                     for _ in range(args.repeat):
-                        old_runs.append(run_once(tree, old_db, old_method, SOURCES[name], work / "out-old"))
-                        new_runs.append(run_once(REPO, new_db, new_method, SOURCES[name], work / "out-new"))
+                        old_runs.append(run_once(tree, old_db, old_method, flags, SOURCES[name], work / "out-old"))
+                        new_runs.append(run_once(REPO, new_db, new_method, flags, SOURCES[name], work / "out-new"))
                     row = {"old": {"commit": rev, "method": old_method, **summary(old_runs)},
                            "new": {"commit": "this tree", "method": new_method, **summary(new_runs)},
-                           "sources": name}
+                           "flags": " ".join(flags), "sources": name}
                     row["new_over_old_wall"] = round(row["new"]["wall_s_best"] / row["old"]["wall_s_best"], 3)
                     print(json.dumps(row), flush=True)
                     results.append(row)
-            finally:
+        finally:
+            for tree, _ in trees.values():
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()

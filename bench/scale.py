@@ -465,9 +465,11 @@ def table(results: dict) -> str:
             fit_s = "-"
         lk = st.get("lookups", {})
         plan_ = lk.get("plan_known_model") or {}
-        pred_s = "; ".join(f"{pred['p50_ms']} / {pred['p95_ms']}" + (f" ({'+'.join(probe['current_fits'])} fit)"
+        # the `fit` step's own fit (all sources) when it succeeded, else `lookup_fit`'s light one
+        first = "full" if fit.get("rc") == 0 else "light"
+        pred_s = "; ".join(f"{pred['p50_ms']} / {pred['p95_ms']}" + (f" ({kind} {'+'.join(probe['current_fits'])} fit)"
                                                                       if probe.get("current_fits") else "")
-                           for probe in (lk, st.get("lookups_default_fit", {}))
+                           for kind, probe in ((first, lk), ("light", st.get("lookups_default_fit", {})))
                            for pred in [probe.get("predictions")] if pred) or "- / -"
         sizes = s.get("sizes", {})
         sd = "/".join(f"{st[k]['wall_s']:.1f}" if k in st else "-" for k in ("status", "doctor"))
