@@ -55,8 +55,9 @@ def register_arrow_udfs(con: duckdb.DuckDBPyConnection, specs) -> None:
     for name, fn, args, result in specs:
         try:
             con.create_function(name, fn, args, result, type="arrow", side_effects=True)
-        except duckdb.NotImplementedException as exc:
-            # DuckDB's word for "a function of that name exists": asking duckdb_functions() first cost
-            # ~15 ms per function and connection (a third of opening the warehouse).
-            if "already created" not in str(exc):
+        except (duckdb.NotImplementedException, duckdb.CatalogException) as exc:
+            # DuckDB's words for "a function of that name exists" (this connection registered it: "already
+            # created"; another connection to the file: "already exists"). Asking duckdb_functions() first
+            # cost ~15 ms per function and connection, a third of opening the warehouse.
+            if "already created" not in str(exc) and "already exists" not in str(exc):
                 raise
