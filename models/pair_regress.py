@@ -118,14 +118,26 @@ def newton_logistic(X: np.ndarray, y: np.ndarray, ridge: np.ndarray, *, average:
         z = X @ v
         return float((softplus(z) - y * z).sum() / scale + 0.5 * v @ ridge @ v), z
 
+    def gradient_hessian(v, z):
+        s = expit(z)
+        return X.T @ (s - y) / scale + ridge @ v, lambda: (X * (s * (1 - s))[:, None]).T @ X / scale + ridge
+
+    return _newton(loss, gradient_hessian, w, tol=tol, maxiter=maxiter, step_tol=step_tol)
+
+
+def _newton(loss, gradient_hessian, w: np.ndarray, *, tol: float, maxiter: int,
+            step_tol: Optional[float]) -> np.ndarray:
+    """Newton's method from ``w`` with step halving: ``loss(v)`` -> (value, margins z), and
+    ``gradient_hessian(v, z)`` -> (gradient (k,), a callable giving the Hessian (k, k): built only when
+    the gradient is not yet below ``tol``). Each step is halved until the loss does not increase (or the
+    step is < 1e-10 of a full one); stops when max|gradient| < ``tol``, after ``maxiter`` steps, or
+    (``step_tol`` set) when a step moves w by less than ``step_tol``."""
     cur, z = loss(w)
     for _ in range(maxiter):
-        s = expit(z)
-        g = X.T @ (s - y) / scale + ridge @ w
+        g, hessian = gradient_hessian(w, z)
         if np.max(np.abs(g)) < tol:
             break
-        H = (X * (s * (1 - s))[:, None]).T @ X / scale + ridge
-        step = np.linalg.solve(H, g)
+        step = np.linalg.solve(hessian(), g)
         t = 1.0
         while True:
             nw = w - t * step
@@ -176,29 +188,17 @@ def fit_logit_pairs(E: np.ndarray, F_upper: np.ndarray, alpha: float = ALPHA, to
         soft = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))      # softplus, ~1.5x faster than logaddexp
         return float((soft - f * z).sum() * scale + 0.5 * v @ ridge @ v), z
 
-    cur, z = loss(w)
-    for _ in range(maxiter):
+    def gradient_hessian(v, z):
         s = expit(z)
         r = s - f
         node = np.bincount(ia, weights=r, minlength=m) - np.bincount(ib, weights=r, minlength=m)
-        g = E.T @ node * scale + ridge @ w
-        if np.max(np.abs(g)) < tol:
-            break
-        W = np.zeros((m, m))
-        W[ia, ib] = s * (1 - s)
-        W += W.T
-        laplacian = np.diag(W.sum(axis=1)) - W
-        H = E.T @ laplacian @ E * scale + ridge
-        step = np.linalg.solve(H, g)
-        t = 1.0
-        while True:
-            nw = w - t * step
-            nl, nz = loss(nw)
-            if nl <= cur + 1e-15 * max(1.0, abs(cur)) or t < 1e-10:
-                break
-            t *= 0.5
-        if np.max(np.abs(nw - w)) < 1e-15:
-            w = nw
-            break
-        w, cur, z = nw, nl, nz
-    return w
+
+        def hessian():
+            W = np.zeros((m, m))
+            W[ia, ib] = s * (1 - s)
+            W += W.T
+            laplacian = np.diag(W.sum(axis=1)) - W
+            return E.T @ laplacian @ E * scale + ridge
+        return E.T @ node * scale + ridge @ v, hessian
+
+    return _newton(loss, gradient_hessian, w, tol=tol, maxiter=maxiter, step_tol=1e-15)
