@@ -4,6 +4,23 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def synthetic_warehouse(folder: Path, **generator_args) -> tuple[Path, dict]:
+    """(warehouse path, generator summary): a SYNTHETIC tree (``ingest.synthetic.generate_tree`` with
+    ``generator_args``) written to ``folder/tree`` and ingested into ``folder/pace.duckdb``."""
+    from ingest.load import ingest_tree
+    from ingest.synthetic import generate_tree
+    from warehouse.connect import connect
+
+    summary = generate_tree(folder / "tree", **generator_args)
+    db = folder / "pace.duckdb"
+    con = connect(db, create=True)
+    try:
+        ingest_tree(con, folder / "tree", folder / "lake")
+    finally:
+        con.close()
+    return db, summary
+
+
 def write_csv(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, str):

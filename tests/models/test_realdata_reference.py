@@ -90,13 +90,18 @@ def test_reference_native_numerics(native_results):
     for key, c in native_results.items():
         print(key, f"within1pp={c['frac_within_1pp']:.3f} sel={c['selection']['mean']:.3f}",
               {t: (round(r['d_mae'] * 100, 2), round(r['d_spearman'], 3)) for t, r in c['per_target'].items()})
-        assert c["max_actual_diff"] <= 1e-6
-        assert c["frac_within_1pp"] >= 0.70, key
-        for t, r in c["per_target"].items():
-            assert abs(r["d_mae"]) <= 0.01, (key, t)
-            assert abs(r["d_spearman"]) <= 0.20, (key, t)
-        if "autotune" not in key:
-            assert c["selection"]["mean"] >= 0.95, key
+        _check_native(c, key)
+
+
+def _check_native(c, key):
+    """The bounds of a Goal A run on native BLAS kernels (tie noise, spec §18.21/§18.23)."""
+    assert c["max_actual_diff"] <= 1e-6, key
+    assert c["frac_within_1pp"] >= 0.70, key
+    for t, r in c["per_target"].items():
+        assert abs(r["d_mae"]) <= 0.01, (key, t)
+        assert abs(r["d_spearman"]) <= 0.20, (key, t)
+    if "autotune" not in key:
+        assert c["selection"]["mean"] >= 0.95, key
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,13 +248,7 @@ def test_v5_native_numerics(v5_native):
     for key, c in v5_native.items():
         if "frac_within_1pp" in c:
             print(key, f"within1pp={c['frac_within_1pp']:.3f} sel={c['selection']['mean']:.3f}")
-            assert c["max_actual_diff"] <= 1e-6
-            assert c["frac_within_1pp"] >= 0.70, key
-            for t, r in c["per_target"].items():
-                assert abs(r["d_mae"]) <= 0.01, (key, t)
-                assert abs(r["d_spearman"]) <= 0.20, (key, t)
-            if "autotune" not in key:
-                assert c["selection"]["mean"] >= 0.95, key
+            _check_native(c, key)
         else:
             print(key, f"avg={c['average']:.4f} ref={c['ref_average']:.4f}")
             for t, r in c["per_target"].items():

@@ -56,11 +56,18 @@ def assert_store_is_the_rule(con) -> None:
     assert not collapsed.is_stale(con)
 
 
+def ingested(tmp_path):
+    """(warehouse path, open read-write connection): the test tree ingested into a new warehouse."""
+    make_tree(tmp_path / "tree")
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    return db, con
+
+
 @pytest.fixture
 def wh(tmp_path):
-    make_tree(tmp_path / "tree")
-    con = connect(tmp_path / "w.duckdb")
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    _, con = ingested(tmp_path)
     yield con
     con.close()
 
@@ -223,10 +230,7 @@ def test_alias_killed_while_recomputing_renames_nothing(wh, monkeypatch):
 
 
 def test_a_mark_left_by_a_stopped_writer_is_finished_by_the_next_open(tmp_path):
-    make_tree(tmp_path / "tree")
-    db = tmp_path / "w.duckdb"
-    con = connect(db)
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    db, con = ingested(tmp_path)
     collapsed.mark_stale(con)                               # as `pace run` does before its first call
     con.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")     # its rows; then it is killed
     con.close()
@@ -239,10 +243,7 @@ def test_a_mark_left_by_a_stopped_writer_is_finished_by_the_next_open(tmp_path):
 
 
 def test_a_reader_that_cannot_recompute_says_why(tmp_path):
-    make_tree(tmp_path / "tree")
-    db = tmp_path / "w.duckdb"
-    con = connect(db)
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    db, con = ingested(tmp_path)
     collapsed.mark_stale(con)
     con.close()
     holder = duckdb.connect(str(db), read_only=True)        # another process's reader would hold it so
@@ -257,10 +258,7 @@ def test_a_reader_that_cannot_recompute_says_why(tmp_path):
 
 
 def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
-    make_tree(tmp_path / "tree")
-    db = tmp_path / "w.duckdb"
-    con = connect(db)
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    db, con = ingested(tmp_path)
     con.close()
     raw = duckdb.connect(str(db))                           # a DuckDB client, not pace
     raw.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")
@@ -278,10 +276,7 @@ def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
 
 
 def test_doctor_check_reports_a_mark_and_changes_nothing(tmp_path):
-    make_tree(tmp_path / "tree")
-    db = tmp_path / "w.duckdb"
-    con = connect(db)
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    db, con = ingested(tmp_path)
     collapsed.mark_stale(con)
     con.close()
     check = run_pace("doctor", "--check", "--db", db, "--json")
@@ -297,10 +292,7 @@ def test_doctor_check_reports_a_mark_and_changes_nothing(tmp_path):
 
 def test_an_older_warehouse_with_the_view_is_migrated_and_filled(tmp_path):
     """Before the store, collapsed_cells was a view: the first open turns it into the table, filled."""
-    make_tree(tmp_path / "tree")
-    db = tmp_path / "w.duckdb"
-    con = connect(db)
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    db, con = ingested(tmp_path)
     con.execute("DROP TABLE collapsed_cells")
     con.execute("CREATE VIEW collapsed_cells AS SELECT * FROM collapsed_cells_live")
     con.execute("DELETE FROM pace_meta WHERE key IN ('collapsed_cells', 'schema')")
@@ -316,10 +308,7 @@ def test_an_older_warehouse_with_the_view_is_migrated_and_filled(tmp_path):
 
 
 def test_a_new_rule_recomputes_everything(tmp_path):
-    make_tree(tmp_path / "tree")
-    db = tmp_path / "w.duckdb"
-    con = connect(db)
-    ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
+    db, con = ingested(tmp_path)
     con.execute("UPDATE pace_meta SET value = 'an older rule' WHERE key = 'collapsed_cells'")
     con.execute("DELETE FROM collapsed_cells")
     con.close()

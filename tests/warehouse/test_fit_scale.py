@@ -8,22 +8,15 @@ import shutil
 import numpy as np
 import pytest
 
-from ingest.load import ingest_tree
-from ingest.synthetic import generate_tree
 from models import basis, pair_default_fold
+from tests.helpers import synthetic_warehouse
 from warehouse.connect import connect
 from warehouse.fit import FitRequest, fit_and_store
 
 
 @pytest.fixture(scope="module")
 def db30(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fit_scale")
-    generate_tree(tmp / "tree", n_models=30, seed=11, scale=0.15)
-    db = tmp / "pace.duckdb"
-    con = connect(db, create=True)
-    ingest_tree(con, tmp / "tree", tmp / "lake")
-    con.close()
-    return db
+    return synthetic_warehouse(tmp_path_factory.mktemp("fit_scale"), n_models=30, seed=11, scale=0.15)[0]
 
 
 def _fit(db, tmp_path, name):

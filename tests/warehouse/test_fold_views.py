@@ -5,20 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.load import ingest_tree
-from ingest.synthetic import generate_tree
+from tests.helpers import synthetic_warehouse
 from warehouse.connect import connect
 
 
 @pytest.fixture(scope="module")
 def small_db(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fold_views")
-    generate_tree(tmp / "tree", n_models=9, seed=7, scale=0.15)
-    db = tmp / "pace.duckdb"
-    con = connect(db, create=True)
-    ingest_tree(con, tmp / "tree", tmp / "lake")
-    con.close()
-    return db
+    return synthetic_warehouse(tmp_path_factory.mktemp("fold_views"), n_models=9, seed=7, scale=0.15)[0]
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import shutil
 import pytest
 
 from ingest.load import ingest_tree
-from ingest.synthetic import generate_tree
-from tests.helpers import run_pace, write_csv
+from tests.helpers import run_pace, synthetic_warehouse, write_csv
 from warehouse.connect import connect
 
 TAIL = 3
@@ -18,13 +17,8 @@ TAIL = 3
 @pytest.fixture(scope="module")
 def tail_db(tmp_path_factory):
     """12 synthetic models, the last 3 a weak tail below every other model's ability; returns (db, summary)."""
-    tmp = tmp_path_factory.mktemp("tail_wh")
-    summary = generate_tree(tmp / "tree", n_models=12, seed=5, scale=0.4, weak_tail=TAIL, weak_shift=1.5)
-    db = tmp / "pace.duckdb"
-    con = connect(db, create=True)
-    ingest_tree(con, tmp / "tree", tmp / "lake")
-    con.close()
-    return db, summary
+    return synthetic_warehouse(tmp_path_factory.mktemp("tail_wh"), n_models=12, seed=5, scale=0.4, weak_tail=TAIL,
+                               weak_shift=1.5)
 
 
 @pytest.fixture
