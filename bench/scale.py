@@ -385,7 +385,7 @@ def _brief(step: dict) -> str:
 # ------------------------------------------------------------------------------ plot and table
 def plot(results: dict, path: Path = PLOT) -> Path | None:
     sys.path.insert(0, str(REPO))
-    from warehouse.plotting import pyplot
+    from warehouse.plots import pyplot
 
     plt = pyplot()
     sizes = sorted(results.get("sizes", {}).values(), key=lambda s: s.get("rows") or 0)

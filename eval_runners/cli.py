@@ -71,7 +71,7 @@ def _open(db, *, must_exist: bool, read_only: bool = False):
     from warehouse.connect import connect
     from warehouse.errors import UserError
     try:
-        return connect(db, udfs=False, read_only=read_only, create=not must_exist)
+        return connect(db, read_only=read_only, create=not must_exist)
     except UserError as exc:
         fail(str(exc))
 

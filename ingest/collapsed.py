@@ -43,7 +43,7 @@ def rule_fingerprint() -> str:
 
 def is_stale(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the mark says the table may differ from the rule (cheap: reads the stamp only)."""
-    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchone()
+    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchall()[0]
     return not (row and row[0] == rule_fingerprint())
 
 

@@ -11,7 +11,10 @@ Per target t, on the logit scale of the target mean:
 
 with ``w = W_BASE + (1 - W_BASE) * min(1, d / GATE)``: an even average for a model inside the training
 models' ability range, moving to the structural prediction as the model's ability lies ``d`` training
-standard deviations outside that range. Why (bench/accuracy.py, real data and the synthetic weak tail):
+standard deviations outside that range. This module fits the parts (``fit_pace_parts``,
+``ability_without``, ``fit_ability_link``); the combination is written once, as the SQL macros
+``ability_distance``, ``ability_gate``, ``gated_logit`` and ``pace_expit`` (sql/), which the evaluation
+(``warehouse.methods.default``) and the ``predictions`` view both use. Why (bench/accuracy.py, real data and the synthetic weak tail):
 the Pace proxy learns how the training models differ from each other and pulls every outlier back to
 their mean (19-20 pp error on a synthetic weak tail); the ability link extrapolates but is a cruder
 predictor in range. Averaging them wins or ties in every protocol measured; the gate recovers most of
@@ -24,19 +27,19 @@ in the Pace part too costs 0.4 pp MAE on the family split (their zeros still ran
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
 from .folds import KFOLD_ABOVE
-from .link import LogitLink, expit, fit_logit_link, logit
+from .link import LogitLink, fit_logit_link, logit
 from .parallel import single_blas
 
-__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "ShrunkProxy", "ShrunkFit", "AbilityLink", "leaf_means",
-           "training_rows", "fit_pace_parts", "ability_without", "fit_ability_link", "fit_shrunk", "predict_folds",
-           "chance_ability", "instance_centres", "ability_leaf_means"]
+__all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "AbilityLink", "leaf_means", "training_rows",
+           "fit_pace_parts", "ability_without", "fit_ability_link", "chance_ability", "instance_centres",
+           "ability_leaf_means"]
 
 W_BASE = 0.5
 GATE = 4.0
@@ -137,55 +140,6 @@ def ability_leaf_means(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, sc
         centres[a:a + CHUNK] = instance_centres(block, scale_rows)
         _add_deviations(level, deviation, block, centres[a:a + CHUNK], leaf_of_col[a:a + CHUNK])
     return centres, level.means() + deviation.means()
-
-
-@dataclass
-class ShrunkProxy:
-    """One target's fitted predictor. ``pace`` is a ``models.default.LinearProxy`` on the logit scale
-    (its clamp [lo, hi] is in logits too); theta_lo / theta_hi / theta_sd describe the training models'
-    abilities (for the gate and the out-of-range note)."""
-
-    target: str
-    pace: object
-    link: LogitLink
-    theta_lo: float
-    theta_hi: float
-    theta_sd: float
-    trained_on: list[str] = field(default_factory=list)
-    floor: LogitLink | None = None     # the link refitted with the chance-level pseudo-model (pessimistic)
-
-    def distance(self, theta: np.ndarray) -> np.ndarray:
-        """(n,) how far outside [theta_lo, theta_hi] each ability lies, in training standard deviations."""
-        t = np.asarray(theta, dtype=np.float64)
-        out = np.maximum(np.maximum(self.theta_lo - t, t - self.theta_hi), 0.0)
-        return np.where(np.isfinite(t), out / max(self.theta_sd, 1e-12), 0.0)
-
-    def struct_weight(self, theta: np.ndarray) -> np.ndarray:
-        return W_BASE + (1 - W_BASE) * np.clip(self.distance(theta) / GATE, 0.0, 1.0)
-
-    def logits(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        """(h, S) scores and (h,) abilities -> (h,) predicted logits."""
-        z_pace = self.pace.predict(X)
-        t = np.asarray(theta, dtype=np.float64)
-        z_struct = np.where(np.isfinite(t), self.link.linear(np.nan_to_num(t)), z_pace)
-        w = self.struct_weight(t)
-        return (1 - w) * z_pace + w * z_struct
-
-    def predict(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        return expit(self.logits(X, theta))
-
-
-@dataclass
-class ShrunkFit:
-    scale: AbilityScale
-    proxies: dict[str, ShrunkProxy]
-    theta: np.ndarray           # (n,) every input row's ability on ``scale``
-    centres: np.ndarray         # (S,) instance centres of the leaf means (NaN: not part of the scale)
-    warnings: list[str] = field(default_factory=list)
-
-    def predict(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """(len(rows), T) predictions for the given rows of the fitted matrix ``X``."""
-        return np.stack([p.predict(X[rows], self.theta[rows]) for p in self.proxies.values()], axis=1)
 
 
 def chance_ability(scale: AbilityScale, n_leaves: int) -> float:
@@ -300,69 +254,3 @@ def fit_ability_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray |
     th = np.asarray(theta, dtype=np.float64)
     th = th[np.isfinite(th)]
     return AbilityLink(link, floor, float(th.min()), float(th.max()), float(th.std()) if th.size > 1 else 1.0)
-
-
-def fit_shrunk(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int, *,
-               train: np.ndarray, scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
-               n_instances: np.ndarray | None = None,
-               models: Sequence[str] | None = None, count: int = 100, seed: int = 42,
-               n_jobs: int = 1, also_selected: np.ndarray | None = None,
-               call_group: np.ndarray | None = None,
-               kfold_above: int = KFOLD_ABOVE, configs: dict | None = None) -> ShrunkFit:
-    """Fit the default predictor: the Pace parts (``fit_pace_parts``), the ability scale without their
-    instances (``ability_without``), a link per target (``fit_ability_link``).
-
-    X: (n, S) source scores, NaN = missing; Y: (n, T) target means (NaN = none); collapsed: (n, S) True
-    where a cell collapsed (left out of the ability);
-    leaf_of_col: (S,) leaf index of each column; train: rows whose targets train the proxies (rows with
-    a NaN target are skipped per target); scale_rows: rows that fit the ability scale (no targets
-    needed); n_instances: (n, T) target instances behind each mean (link weights; default 1);
-    also_selected: columns other proxies selected (e.g. the pairwise fit's), left out of the ability too.
-    call_group: (S,) int, columns one runner call scores together share a value; the siblings of a
-    selected column are left out of the ability as well.
-    kfold_above: with more training models than this the Pace part tunes by K-fold, not leave-one-out.
-    configs: target -> AbsConfig fixing the Pace part's configuration (no tuning).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    names = list(models) if models is not None else [f"model_{i}" for i in range(X.shape[0])]
-    paces, warnings = fit_pace_parts(X, Y, targets, train=train, models=names, count=count, seed=seed,
-                                     n_jobs=n_jobs, kfold_above=kfold_above, configs=configs)
-    rows_of = training_rows(Y, targets, train)
-    selected = np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in paces.values()]
-                              + [np.asarray(also_selected if also_selected is not None else [], dtype=np.int64)])
-    scale, theta, centres = ability_without(X, leaf_of_col, n_leaves, selected, scale_rows=scale_rows,
-                                            collapsed=collapsed, call_group=call_group)
-    floor_ability = chance_ability(scale, n_leaves)
-    proxies: dict[str, ShrunkProxy] = {}
-    for t, target in enumerate(targets):
-        rows = rows_of[target]
-        n_inst = None if n_instances is None else np.asarray(n_instances, float)[rows, t]
-        fitted = fit_ability_link(theta[rows], Y[rows, t], n_inst, floor_ability)
-        proxies[target] = ShrunkProxy(target, paces[target], fitted.link, fitted.theta_lo, fitted.theta_hi,
-                                      fitted.theta_sd, [names[i] for i in rows], fitted.floor)
-    return ShrunkFit(scale, proxies, theta, centres, warnings)
-
-
-def predict_folds(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], leaf_of_col: np.ndarray, n_leaves: int,
-                  folds: Sequence[Sequence[int]], *, labelled: np.ndarray | None = None,
-                  collapsed: np.ndarray | None = None, n_instances: np.ndarray | None = None, models: Sequence[str] | None = None,
-                  count: int = 100, seed: int = 42, n_jobs: int = 1, call_group: np.ndarray | None = None) -> np.ndarray:
-    """Held-out predictions for each fold: (n, T), NaN outside the folds.
-
-    Each fold's rows are removed from training *and* from the ability scale, so nothing about them but
-    their own source scores reaches their prediction. labelled: rows that may train (default: rows
-    with any finite target).
-    """
-    Y = np.asarray(Y, dtype=np.float64)
-    n = Y.shape[0]
-    lab = np.flatnonzero(np.isfinite(Y).any(axis=1)) if labelled is None else np.asarray(labelled)
-    pred = np.full((n, len(targets)), np.nan)
-    for fold in folds:
-        held = np.asarray(sorted(fold), dtype=np.int64)
-        keep = ~np.isin(np.arange(n), held)
-        fit = fit_shrunk(X, Y, targets, leaf_of_col, n_leaves, train=lab[~np.isin(lab, held)],
-                         scale_rows=np.flatnonzero(keep), collapsed=collapsed, n_instances=n_instances, models=models, count=count,
-                         seed=seed, n_jobs=n_jobs, call_group=call_group)
-        pred[held] = fit.predict(X, held)
-    return pred

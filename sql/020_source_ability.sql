@@ -14,8 +14,7 @@ WITH leaf AS (
     GROUP BY ALL
 ),
 logits AS (
-    SELECT model, benchmark, subdir,
-           ln(least(greatest(leaf_mean, 0.02), 0.98) / (1 - least(greatest(leaf_mean, 0.02), 0.98))) AS z
+    SELECT model, benchmark, subdir, leaf_logit(leaf_mean) AS z
     FROM leaf
 ),
 centred AS (

@@ -1,5 +1,5 @@
 -- A fold's source scores as sparse cells (row = fold_models row, col = source_columns(src) col); a missing
--- or NULL score has no cell. The long form of fold_matrix.x, streamed by `pace fit` at any size.
+-- or NULL score has no cell. What every evaluation and fit reads (fold [] once), streamed at any size.
 --   SELECT count(*) FROM fold_cells([], NULL);
 CREATE OR REPLACE MACRO fold_cells(fold_held_out, src) AS TABLE
 SELECT r.row, c.col, s.score

@@ -1,5 +1,5 @@
 -- A fold's target scores as sparse cells: t indexes the targets (alphabetical) of target_columns(tgt), row
--- the fold_models rows, col the target's instance column. The long form of fold_matrix.p.
+-- the fold_models rows, col the target's instance column. Read with fold_cells.
 --   SELECT t, count(*) FROM fold_target_cells([], NULL) GROUP BY t;
 CREATE OR REPLACE MACRO fold_target_cells(fold_held_out, tgt) AS TABLE
 WITH tcols AS (FROM target_columns(tgt))

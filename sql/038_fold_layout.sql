@@ -1,5 +1,5 @@
--- A fold's layout, without its cells: what fold_matrix holds besides x and p (and what a reader of
--- the long forms fold_cells / fold_target_cells needs to place them).
+-- A fold's layout, without its cells: what a reader of
+-- the cells fold_cells / fold_target_cells needs to place them.
 --   models VARCHAR[] (training models, then the held-out ones), n_train, n_cols (= source_columns(src)),
 --   targets VARCHAR[] (alphabetical) and t_cols INTEGER[] (instance columns per target), leaves INTEGER[]
 --   (leaf index of each source column) and leaf_benchmarks VARCHAR[], collapsed INTEGER[][] ([row, col]

@@ -69,9 +69,7 @@ leaf_means AS (
 ),
 abilities AS (
     SELECT m.model, l.fit_id,
-           sum(l.loading * (ln(least(greatest(m.leaf_mean, 0.02), 0.98)
-                               / (1 - least(greatest(m.leaf_mean, 0.02), 0.98))) - l.centre) / l.scale)
-             / sum(l.loading * l.loading) AS ability
+           sum(l.loading * (leaf_logit(m.leaf_mean) - l.centre) / l.scale) / sum(l.loading * l.loading) AS ability
     FROM leaf_means AS m
     JOIN scale_leaves AS l USING (fit_id, benchmark, subdir)
     GROUP BY ALL
@@ -81,10 +79,9 @@ placed AS (
            f.restricted_for, f.sources, f.created_at,
            least(greatest(f.intercept + l.signal, f.clamp_lo), f.clamp_hi) AS linear_part,
            CASE WHEN f.link = 'logit' THEN a.ability END AS ability,
-           CASE WHEN f.link = 'logit' AND a.ability IS NOT NULL
-                -- 1e-9: a training model at the edge of the range is inside it despite rounding
-                THEN greatest(f.ability_lo - a.ability, a.ability - f.ability_hi, 0) / f.ability_sd
+           CASE WHEN f.link = 'logit' THEN ability_distance(a.ability, f.ability_lo, f.ability_hi, f.ability_sd)
                 ELSE 0 END AS ability_distance,
+           -- 1e-9: a training model at the edge of the range is inside it despite rounding
            CASE WHEN f.link = 'logit' AND a.ability < f.ability_lo - 1e-9 * f.ability_sd THEN 'below'
                 WHEN f.link = 'logit' AND a.ability > f.ability_hi + 1e-9 * f.ability_sd THEN 'above'
                 END AS range_side,
@@ -96,21 +93,22 @@ placed AS (
 ),
 combined AS (
     SELECT *,
-           CASE WHEN link <> 'logit' OR ability IS NULL THEN linear_part
-                ELSE (1 - gate) * linear_part + gate * (struct_intercept + struct_slope * ability) END AS z
-    FROM (SELECT *, gate_base + (1 - gate_base) * least(ability_distance / gate_width, 1) AS gate FROM placed)
+           CASE WHEN link <> 'logit' THEN linear_part
+                ELSE gated_logit(linear_part, struct_intercept + struct_slope * ability,
+                                 ability_gate(ability_distance, gate_base, gate_width)) END AS z
+    FROM placed
 ),
 scored AS (
     SELECT model, target, fit_id, method, interval_level, n_scored, n_instances, restricted_for, sources,
            ability, ability_distance, range_side, created_at,
-           CASE WHEN link = 'logit' THEN 1 / (1 + exp(-z)) ELSE z END AS predicted,
+           CASE WHEN link = 'logit' THEN pace_expit(z) ELSE z END AS predicted,
            CASE WHEN link <> 'logit' THEN least(greatest(z + resid_lo, 0.0), 1.0)
                 WHEN range_side IS NOT NULL
-                THEN 1 / (1 + exp(-least(z + oor_lo, floor_intercept + floor_slope * ability)))
-                ELSE 1 / (1 + exp(-(z + resid_lo))) END AS low,
+                THEN pace_expit(least(z + oor_lo, floor_intercept + floor_slope * ability))
+                ELSE pace_expit(z + resid_lo) END AS low,
            CASE WHEN link <> 'logit' THEN greatest(least(z + resid_hi, 1.0), 0.0)
-                WHEN range_side IS NOT NULL THEN 1 / (1 + exp(-(z + oor_hi)))
-                ELSE 1 / (1 + exp(-(z + resid_hi))) END AS high
+                WHEN range_side IS NOT NULL THEN pace_expit(z + oor_hi)
+                ELSE pace_expit(z + resid_hi) END AS high
     FROM combined
 ),
 chosen AS (

@@ -20,7 +20,7 @@ per_model AS (
     FROM imputed GROUP BY ALL
 )
 SELECT a.model, b.model AS opponent, a.target,
-       1 / (1 + exp(-(f.cal_a * (a.score_sum - b.score_sum) + f.cal_b))) AS p_win,
+       pace_expit(f.cal_a * (a.score_sum - b.score_sum) + f.cal_b) AS p_win,
        a.score_sum - b.score_sum AS margin,
        least(a.coverage, b.coverage) AS coverage,
        a.fit_id

@@ -18,15 +18,18 @@ from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
 import duckdb
 
-from warehouse import method_flags, settings, validate
+from warehouse import methods, settings, validate
 from warehouse.connect import connect
 from warehouse.errors import UserError
+from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
+from warehouse.fit import FitRequest, fit_and_store
+from warehouse.outputs import check_names, output_run
+from warehouse.plots import plot_sweep
 from warehouse.predict import PredictionReport
+from warehouse.run_outputs import RunOutputs
 
 Names = Union[str, Sequence[str], None]
 
-#: defaults of the options a method may ignore (None in a call means "not given")
-DEFAULTS = {"count": 100, "B": 300, "seed": 42, "nc_max": 10, "missing": "mask"}
 TASKS = ("abs", "pair")
 FIT_TASKS = ("abs", "pair", "both")
 
@@ -50,6 +53,15 @@ class LoocvRun:
     seconds: float
     metrics: list[dict]           # per target, then the AVERAGE row (MAE in pp; pair accuracy in %)
     configs: list[dict]
+    outputs: list[Path] = field(default_factory=list)   # files written with ``out`` (the CSV first)
+    title: str = ""               # e.g. 'Goal A default split=loo C=100 seed=42'
+
+
+@dataclass
+class Sweep:
+    """A budget sweep: per (method, count) its stored run and average MAE (pp) and Spearman; the plot."""
+    results: list[dict]
+    plot: Optional[Path]
 
 
 @dataclass
@@ -292,36 +304,35 @@ class Warehouse:
             con.close()
 
     # ------------------------------------------------------------------------------------------ loocv
-    def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
-              B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,
-              strict_budget: bool = False, pin_task_a_selection: bool = False, fit_all: bool = False,
-              missing: Optional[str] = None, q: Optional[float] = None, m: Optional[float] = None,
-              nc_h: Optional[int] = None, nc_d: Optional[int] = None, nc_max: Optional[int] = None,
-              sources: Names = None, targets: Names = None) -> LoocvRun:
+    def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", sources: Names = None,
+              targets: Names = None, out: Union[str, os.PathLike, None] = None, plots: bool = False,
+              **options: Any) -> LoocvRun:
         """Held-out evaluation of a method (Goal A ``abs`` or Goal B ``pair``), stored as rows.
 
         Parameters
         ----------
         task : {'abs', 'pair'}
         method : str
-            ``abs``: default, instance, compat, mean, random-c, bench-ridge; ``pair``: default, compat.
+            A method of ``warehouse.methods.REGISTRY`` offering ``task``: ``abs``: default, instance, compat,
+            mean, random-c, bench-ridge; ``pair``: default, instance, compat.
         split : str
             loo, family, low-K or high-K: which models are held out together.
-        count, B, seed : int, optional
-            Instance budget C (default 100), bootstrap replicates (300), seed (42). An option the
-            method does not read (e.g. ``B`` for ``default`` abs, ``q`` for anything but compat) is
-            refused, naming the method; leave it None.
-        auto_tune, strict_budget, pin_task_a_selection, fit_all, missing, q, m, nc_h, nc_d, nc_max
-            The method's own knobs (see ``pace loocv abs --help``); compat needs ``strict_budget``
-            (and for ``pair`` also ``pin_task_a_selection``).
         sources, targets : str or list of str, optional
             Source benchmarks to select from and targets to predict (default: every benchmark of
             that role); ``"a,b"``, ``"a b"`` and ``["a", "b"]`` are the same.
+        out : path, optional
+            Also write the predictions CSV (and with ``plots`` the PNG plots) into this folder.
+        **options
+            The method's options (``warehouse.methods.options.CATALOGUE`` and the method's own): count
+            (budget C, default 100), B (bootstrap replicates, 300), seed (42), auto_tune, strict_budget,
+            pin_task_a_selection, fit_all, missing, q, m, nc_h, nc_d, nc_max. An option the method does not
+            read (e.g. ``B`` for ``default`` abs, ``q`` for anything but compat) is refused, naming the
+            method; compat needs ``strict_budget`` (and for ``pair`` also ``pin_task_a_selection``).
 
         Returns
         -------
         LoocvRun
-            ``run_id``, seconds, per-target metrics and the configurations used.
+            ``run_id``, seconds, per-target metrics, the configurations used and the files written.
 
         Examples
         --------
@@ -329,46 +340,22 @@ class Warehouse:
         >>> run.metrics[-1]["target"], round(run.metrics[-1]["mae_pp"], 2)         # doctest: +SKIP
         ('AVERAGE', 5.7)
         """
-        from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
-        from warehouse.kernels import abs_methods, pair_methods
-
         validate.choice(task, "task", TASKS)
-        validate.choice(method, "--method", (abs_methods() if task == "abs" else pair_methods()))
+        chosen = methods.get(method, task)
         validate.split_name(split)
-        if missing is not None:
-            validate.choice(missing, "--missing", ("mask", "zero", "auto"))
-        check_budget(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
-        given = dict(count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget, q=q, m=m,
-                     nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
-        given.update(dict(fit_all=fit_all, missing=missing) if task == "abs" else
-                     dict(pin_task_a_selection=pin_task_a_selection))
-        if method == "compat" and task == "abs" and not strict_budget:
-            raise UserError("compat implements the strict joint budget (the published headline path): add "
-                            "--strict-budget")
-        if method == "compat" and task == "pair" and not (strict_budget and pin_task_a_selection):
-            raise UserError("compat implements the published headline path: add --strict-budget "
-                            "--pin-task-a-selection")
-        if method == "compat" and auto_tune and split != "loo":
-            raise UserError("compat's --auto-tune scores configurations on the evaluation predictions themselves; "
-                            "on a split it would tune on the held-out models: use --split loo (the published "
-                            "protocol) or drop --auto-tune")
-        method_flags.check_loocv(task, method, given)
+        given = checked_options(options)
+        chosen.refuse(task, given, split)
         self._require_writable("storing an evaluation")
-        req = EvalRequest(method=method, count=count or DEFAULTS["count"], B=B or DEFAULTS["B"],
-                          seed=DEFAULTS["seed"] if seed is None else seed, auto_tune=auto_tune,
-                          strict_budget=strict_budget, q=q, m=m, nc_h=nc_h, nc_d=nc_d,
-                          nc_max=nc_max or DEFAULTS["nc_max"], split=split, sources=_names(sources),
-                          targets=_names(targets))
-        if task == "abs":
-            req.fit_all, req.missing = fit_all, missing or DEFAULTS["missing"]
+        outputs = RunOutputs(task, out, plots) if out is not None else None
+        req = EvalRequest(method, split, _names(sources), _names(targets), **given)
         with self._reading() as con:
             req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
-            label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}, C={req.count}, B={req.B}"
-                     f"{', auto-tune' if auto_tune else ''}) ...")
+            label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}{run_label(chosen, task, given)}"
+                     f"{', auto-tune' if given.get('auto_tune') else ''}) ...")
             with self._status(label):
                 try:
                     result = compute_eval(con, req, task)
-                except Exception as exc:  # kernel errors arrive wrapped by DuckDB
+                except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the evaluation failed: {str(exc).splitlines()[0]}") from exc
         if not result.n_predictions():
             raise UserError("the evaluation produced no predictions (too few models with target scores for "
@@ -376,39 +363,75 @@ class Warehouse:
         con = self.connect(write=True)
         try:
             run_id = store_eval(con, result)
-            seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-            if task == "abs":
-                pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics "
-                                            "WHERE run_id = ?", [run_id]).fetchall())
-                metrics = [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r),
-                                pair_accuracy_pct=pair_acc.get(r[0])) for r in metrics_rows(con, run_id)]
-                configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in con.execute(
-                    "SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ? ORDER BY target, fold",
-                    [run_id]).fetchall()]
-            else:
-                metrics = [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in pair_metrics_rows(con, run_id)]
-                configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
-                           for c in con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
-                                                   WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()]
+            run = stored_run(con, run_id, task, method, split)
+            run.title = (f"Goal {'A' if task == 'abs' else 'B'} {method} split={split}"
+                         f"{run_label(chosen, task, given, ' ')}{' auto-tune' if given.get('auto_tune') else ''}")
+            if outputs is not None:
+                run.outputs = outputs.write(con, run_id, run.title)
         finally:
             con.close()
-        return LoocvRun(run_id, task, method, split, seconds, metrics, configs)
+        return run
+
+    def sweep(self, counts: Sequence[int] = (25, 50, 100, 200, 300, 400, 500),
+              method_names: Sequence[str] = ("compat", "default"), *, sources: Names = None, targets: Names = None,
+              out: Union[str, os.PathLike, None] = None, counts_given: bool = True, **options: Any) -> Sweep:
+        """Goal A LOOCV of each method at each budget C, stored as runs; with ``out`` also ``sweep.png``.
+
+        An option that none of the methods reads is refused (``counts_given=False``: the budgets are the
+        defaults, not asked for, so methods without a budget may be swept)."""
+        budgets = [validate.integer(c, "--counts", 1) for c in counts]
+        chosen = [methods.get(validate.choice(name, "--methods", methods.names("abs")), "abs") for name in method_names]
+        given = checked_options(options)
+        for name in [*given, *(["count"] if counts_given else [])]:
+            if not any(name in m.read("abs", given) for m in chosen):
+                flag = "--counts" if name == "count" else methods.CATALOGUE[name].flag
+                raise UserError(f"none of --methods {','.join(method_names)} uses {flag}; drop it")
+        self._require_writable("storing an evaluation")
+        folder = settings.user_path(out) if out is not None else None
+        if folder is not None:
+            check_names(folder, "sweep", ["sweep.png"])
+        computed = []
+        with self._reading() as con:
+            chosen_sources, chosen_targets = checked_benchmarks(con, _names(sources), _names(targets))
+            with self._status("sweeping ..."):
+                for name in method_names:
+                    for count in budgets:
+                        try:
+                            result = compute_eval(con, EvalRequest(name, "loo", chosen_sources, chosen_targets,
+                                                                   count=count, **given), "abs")
+                        except (ValueError, duckdb.Error) as exc:
+                            raise UserError(f"{name} C={count} failed: {str(exc).splitlines()[0]}") from exc
+                        if not result.n_predictions():
+                            raise UserError(f"{name} C={count} produced no predictions; nothing was written")
+                        computed.append((name, count, result))
+        results = []
+        con = self.connect(write=True)
+        try:
+            for name, count, result in computed:
+                run_id = store_eval(con, result)
+                mae, sp = con.execute("SELECT mae * 100, spearman FROM loocv_metrics WHERE run_id = ? "
+                                      "AND target = 'AVERAGE'", [run_id]).fetchone()
+                results.append({"method": name, "count": count, "mae_pp": mae, "spearman": sp, "run_id": run_id})
+        finally:
+            con.close()
+        if folder is None:
+            return Sweep(results, None)
+        with output_run(folder, "sweep", note=", ".join(r["run_id"] for r in results)) as staging:
+            plot_sweep(results, staging / "sweep.png")
+        return Sweep(results, folder / "sweep.png")
 
     # -------------------------------------------------------------------------------------------- fit
-    def fit(self, *, method: str = "default", task: str = "both", count: Optional[int] = None,
-            B: Optional[int] = None, seed: Optional[int] = None, level: float = 0.8, intervals: bool = True,
-            sources: Names = None, targets: Names = None, exclude: Names = None):
+    def fit(self, *, method: str = "default", task: str = "both", level: float = 0.8, intervals: bool = True,
+            sources: Names = None, targets: Names = None, exclude: Names = None, **options: Any):
         """Fit each target's proxy on every model with target scores and store it as rows
         (``proxy_fits``, ``proxy_weights``, ...); the ``predictions`` view then serves any model.
 
         Parameters
         ----------
-        method : {'default', 'instance', 'compat'}
+        method : str
+            A method with a stored fit: default, instance, compat.
         task : {'abs', 'pair', 'both'}
             Goal A proxies, Goal B (pairwise) proxies, or both.
-        count, B, seed : int, optional
-            Budget C (default 100), bootstrap replicates (300; refused for ``default`` with
-            ``task='abs'``, which draws none), seed (42).
         level : float
             Central coverage of the prediction intervals, in (0, 1).
         intervals : bool
@@ -417,6 +440,9 @@ class Warehouse:
             As for :meth:`loocv`.
         exclude : str or list of str, optional
             Models left out of the fit (e.g. to predict them as new models).
+        **options
+            The method's fit options: count (budget C, default 100), B (bootstrap replicates, 300; refused
+            for ``default`` with ``task='abs'``, which draws none), seed (42).
 
         Returns
         -------
@@ -429,22 +455,20 @@ class Warehouse:
         >>> report.fit_id                                                          # doctest: +SKIP
         'fit-default-...'
         """
-        from warehouse.fit import FITTERS, FitRequest, fit_and_store
-
         validate.choice(task, "--task", FIT_TASKS)
-        validate.choice(method, "--method", sorted(FITTERS))
-        check_budget(count=count, B=B, seed=seed)
+        validate.choice(method, "--method", methods.names(fit=True))
         validate.number(level, "--level", 0, 1, lo_open=True, hi_open=True)
         tasks = TASKS if task == "both" else (task,)
-        method_flags.check_fit(method, tasks, {"B": B})
+        given = checked_options(options)
+        methods.get(method).refuse_fit(tasks, given)
         self._require_writable("storing a fit")
         con = self.connect()
         try:
             chosen_sources, chosen_targets = checked_benchmarks(con, _names(sources), _names(targets))
             excluded = validate.models_in_warehouse(con, _names(exclude), "--exclude") or []
-            req = FitRequest(method=method, count=count or DEFAULTS["count"], B=B or DEFAULTS["B"],
-                             seed=DEFAULTS["seed"] if seed is None else seed, sources=chosen_sources,
-                             targets=chosen_targets, exclude=excluded, level=level, intervals=intervals, tasks=tasks)
+            req = FitRequest(method, sources=chosen_sources, targets=chosen_targets, exclude=excluded, level=level,
+                             intervals=intervals, tasks=tasks, **given)
+            count = methods.get(method).options(given).count
 
             def reopen(read_con):                  # computed without the write lock; write now
                 read_con.close()
@@ -452,7 +476,7 @@ class Warehouse:
                 con = self.connect(write=True)
                 return con
 
-            with self._status(f"fitting ({method}, C={req.count}){' and estimating intervals' if intervals else ''}"
+            with self._status(f"fitting ({method}, C={count}){' and estimating intervals' if intervals else ''}"
                               " ..."):
                 try:
                     return fit_and_store(con, req, reopen=reopen)
@@ -655,14 +679,41 @@ def checked_benchmarks(con, sources: Optional[list[str]], targets: Optional[list
             validate.benchmarks(con, targets, "--targets", "target"))
 
 
-def check_budget(*, count=None, B=None, seed=None, q=None, m=None, nc_h=None, nc_d=None, nc_max=None) -> None:
-    """The numeric options shared by loocv, sweep and fit (None: not given)."""
-    for value, flag, lo, hi in ((count, "--count", 1, None), (B, "--B", 1, None), (seed, "--seed", 0, 2**32 - 1),
-                                (nc_h, "--nc-h", 1, None), (nc_d, "--nc-d", 1, None), (nc_max, "--nc-max", 1, None)):
-        if value is not None:
-            validate.integer(value, flag, lo, hi)
-    validate.number(q, "--q", 0, 1)
-    validate.number(m, "--m", 0, 1)
+def checked_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options given (None and False dropped: not given), each checked against its declaration; an
+    option no method declares is refused."""
+    known = {o.name: o for o in methods.options()}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise UserError(f"unknown option(s) {', '.join(unknown)}; the methods' options are: {', '.join(known)}")
+    return {k: known[k].check(v) for k, v in options.items() if v is not None and v is not False}
+
+
+def run_label(method: methods.Method, task: str, given: dict[str, Any], lead: str = ", ") -> str:
+    """'C=100, B=300, seed=42' for the budget options the run used (defaults filled in)."""
+    read = method.read(task, given)
+    opts = method.options(given)
+    used = [f"{'C' if k == 'count' else k}={opts[k]}" for k in ("count", "B", "seed") if k in read]
+    return (lead + (" " if lead == " " else ", ").join(used)) if used else ""
+
+
+def stored_run(con: duckdb.DuckDBPyConnection, run_id: str, task: str, method: str, split: str) -> LoocvRun:
+    """A stored evaluation's metrics and configurations."""
+    seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    if task == "abs":
+        pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics "
+                                    "WHERE run_id = ?", [run_id]).fetchall())
+        metrics = [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r),
+                        pair_accuracy_pct=pair_acc.get(r[0])) for r in metrics_rows(con, run_id)]
+        configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in con.execute(
+            "SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ? ORDER BY target, fold",
+            [run_id]).fetchall()]
+    else:
+        metrics = [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in pair_metrics_rows(con, run_id)]
+        configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
+                   for c in con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
+                                           WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()]
+    return LoocvRun(run_id, task, method, split, seconds, metrics, configs)
 
 
 __all__ = ["Warehouse", "LoocvRun", "Plan", "Prediction", "UserError"]

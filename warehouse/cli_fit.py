@@ -8,18 +8,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from warehouse import settings, validate
+from warehouse import methods, settings, validate
 from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
-from warehouse.cli_models import Boot, Count, Method, Seed, Sources, Targets, warehouse_api
-from warehouse.cli_options import ListOptionsCommand, env_hint, options_given
+from warehouse.cli_models import Sources, Targets, warehouse_api
+from warehouse.cli_options import ListOptionsCommand, env_hint, options_given, with_options
 from warehouse.output import console, emit_json, print_rows
 
 
+FitMethod = Annotated[str, typer.Option("--method", envvar="PACE_METHOD", help="; ".join(
+    f"{name}: {methods.REGISTRY[name].summary}" for name in methods.names(fit=True)) + ".")]
+
+
+@with_options(methods.options(fit=True))
 def fit(
     ctx: typer.Context,
-    count: Count = 100,
-    B: Boot = 300,
-    seed: Seed = 42,
     exclude: Annotated[Optional[list[str]], typer.Option(
         "--exclude", help="Models to leave out of the fit (space- or comma-separated, or repeated), e.g. to "
                           "predict them.")] = None,
@@ -28,18 +30,22 @@ def fit(
     intervals: Annotated[bool, typer.Option(help="Estimate intervals from a LOOCV of the same method.")] = True,
     task: Annotated[str, typer.Option("--task", envvar="PACE_TASK", show_envvar=True,
                                       help="abs (Goal A), pair (Goal B) or both.")] = "both",
-    method: Method = "default",
+    method: FitMethod = "default",
     sources: Sources = None,
     targets: Targets = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
+    options: Optional[dict] = None,
 ) -> None:
     """Fit each target's proxy on all models with target scores and store it as rows
-    (proxy_fits, proxy_weights); `predictions` then works for any model with score rows."""
+    (proxy_fits, proxy_weights); `predictions` then works for any model with score rows. An option the
+    method does not read for --task is refused."""
     with env_hint(ctx):
-        given = options_given(ctx, ["B"], None if method != "default" or task != "abs" else set())
-        report = warehouse_api(db).fit(method=method, task=task, count=count, B=given["B"], seed=seed, level=level,
-                                       intervals=intervals, sources=sources, targets=targets, exclude=exclude)
+        validate.choice(method, "--method", methods.names(fit=True))
+        tasks = ("abs", "pair") if task == "both" else (task,)
+        reads = set().union(*(methods.REGISTRY[method].fit_reads.get(t, ()) for t in tasks))
+        report = warehouse_api(db).fit(method=method, task=task, level=level, intervals=intervals, sources=sources,
+                                       targets=targets, exclude=exclude, **options_given(ctx, list(options), reads))
     if json_out:
         from dataclasses import asdict
 

@@ -6,16 +6,21 @@
   method does not read is left out, so a ``PACE_COUNT`` set for the usual runs does not break
   ``--method mean``; the same option typed on the command line is refused (:func:`options_given`).
 * An error about an option whose value came from the environment names the variable (:func:`env_hint`).
+* The methods' options (:mod:`warehouse.methods.options`) become flags by :func:`with_options`: their
+  declarations are the only place a flag, its variable, type, default and help are written.
 """
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
-from typing import Iterable
+from typing import Annotated, Callable, Iterable, Optional
 
+import typer
 import typer.core
 
 from warehouse.errors import UserError
+from warehouse.methods.options import Option
 
 # typer carries its own copy of click, so parameters and their sources are told apart by their
 # names, never by click's classes
@@ -95,3 +100,29 @@ def env_hint(ctx):
                 var = param.envvar if isinstance(param.envvar, str) else param.envvar[0]
                 raise UserError(f"{message} (from {var}={os.environ.get(var, '')!r})") from exc
         raise
+
+
+def _annotation(option: Option):
+    kind = Optional[option.kind] if option.default is None else option.kind
+    return Annotated[kind, typer.Option(option.flag, envvar=option.env, show_envvar=True, help=option.help)]
+
+
+def with_options(options: Iterable[Option]) -> Callable:
+    """Decorator: the command also takes ``options`` as flags (each with its ``PACE_*`` variable, type,
+    default and help from its declaration); the command receives their values as ``options`` (a dict)."""
+    options = list(options)
+
+    def decorate(fn: Callable) -> Callable:
+        signature = inspect.signature(fn, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "options"]
+        extra = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=_annotation(o))
+                 for o in options]
+
+        def command(**kwargs):
+            values = {o.name: kwargs.pop(o.name) for o in options}
+            return fn(options=values, **kwargs)
+
+        command.__signature__ = signature.replace(parameters=own + extra)
+        command.__name__, command.__doc__ = fn.__name__, fn.__doc__
+        return command
+    return decorate

@@ -1,4 +1,4 @@
-"""Open the warehouse: apply every object in ``sql/`` (in file order) and register the UDFs.
+"""Open the warehouse: apply every object in ``sql/`` (in file order).
 
 ``sql/`` is the only place the schema lives. Each file holds one object and is idempotent
 (``CREATE TABLE IF NOT EXISTS`` / ``CREATE OR REPLACE VIEW`` / ``ADD COLUMN IF NOT EXISTS``), so
@@ -93,7 +93,7 @@ def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
     missing = [name for kind, name in schema_objects() if (kind, name) not in present]
     if missing:
         return f"missing {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"
-    stamp = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'schema'").fetchone()[0]
+    stamp = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'schema'").fetchall()[0][0]
     if stamp != schema_fingerprint():
         return "made by another version of pace"
     return None
@@ -101,7 +101,7 @@ def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                            "AND table_name = ?", [name]).fetchone()[0])
+                            "AND table_name = ?", [name]).fetchall()[0][0])
 
 
 def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
@@ -189,15 +189,15 @@ def _require_file(path: Path) -> None:
         raise UserError(f"no warehouse at {path}{hint}: run `pace ingest PATH` first, or check --db / PACE_DB")
 
 
-def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udfs: bool = True,
-            create: bool = True, refresh_collapsed: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, create: bool = True,
+            refresh_collapsed: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``db`` (see :func:`settings.db_path`).
 
     ``read_only`` opens an existing file without writing to it (other readers may open it at the
     same time). Otherwise it is opened read-write and the schema applied; ``create=False`` refuses a
     missing file instead of creating it, and a missing parent folder is always refused (a typo in
-    ``--db`` must not make an empty warehouse somewhere). ``udfs`` registers the Python kernels
-    used by the evaluation macros (only this connection can call them).
+    ``--db`` must not make an empty warehouse somewhere). Every object is plain SQL, so any DuckDB
+    client reads the file the same way.
 
     Stored collapsed cells that a writer stopped before recomputing (marked, see
     :mod:`ingest.collapsed`) are recomputed first, read-only opens included (by a brief write open, as
@@ -232,9 +232,6 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
         _repair_lake_if_pending(con)
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
-    if udfs:
-        from warehouse.udfs import register_all
-        register_all(con)
     return con
 
 
@@ -260,7 +257,7 @@ def migrate(path: Path, problem: str, *, refresh_collapsed: bool = True) -> None
 def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
     """A write that committed but was killed before its lake partitions were swapped in left a
     marker (``lake_pending``); finish that work now, so the lake never stays stale."""
-    if con.execute("SELECT count(*) FROM lake_pending").fetchone()[0]:
+    if con.execute("SELECT count(*) FROM lake_pending").fetchall()[0][0]:
         from ingest.lake import sync_lake
 
         sync_lake(con)

@@ -64,6 +64,26 @@ def jobs() -> int:
     return n
 
 
+KFOLD_ABOVE_ENV = "PACE_KFOLD_ABOVE"
+
+
+def kfold_above() -> int:
+    """Above this many training models tuning and interval residuals use K-fold, not leave-one-out:
+    ``$PACE_KFOLD_ABOVE``, else ``models.folds.KFOLD_ABOVE``."""
+    from models.folds import KFOLD_ABOVE
+
+    value = os.environ.get(KFOLD_ABOVE_ENV)
+    if not value:
+        return KFOLD_ABOVE
+    try:
+        parsed = int(value)
+    except ValueError:
+        parsed = -1
+    if parsed < 2:
+        raise ValueError(f"{KFOLD_ABOVE_ENV} must be an integer >= 2, not {value!r}")
+    return parsed
+
+
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:
     """The default results tree: ``explicit`` > ``results/standardized_results`` if it exists >
     ``$PACE_RESULTS_DIR``. ``None`` when nothing is found (the caller explains how to get data)."""

@@ -19,7 +19,7 @@ CELL = ("m1", "aime25", "exact_match", "", "near_zero")
 def db(tmp_path):
     """aime25 as a source benchmark that three other models solve."""
     path = tmp_path / "w.duckdb"
-    con = connect(path, udfs=False)
+    con = connect(path)
     import_pack(con, aime_pack(tmp_path))
     con.execute("INSERT INTO benchmarks VALUES ('aime25', 'source')")
     for model in ("a", "b", "c"):
@@ -41,7 +41,7 @@ def _cells(con):
 
 
 def test_a_run_recomputes_the_cells_it_changed(db, chat_server):
-    con = connect(db, udfs=False)
+    con = connect(db)
     assert _cells(con) == set()
     summary = _run(con, chat_server)
     assert summary.rows_written == 4
@@ -50,7 +50,7 @@ def test_a_run_recomputes_the_cells_it_changed(db, chat_server):
 
 
 def test_a_run_killed_before_recomputing_is_finished_by_the_next_open(db, chat_server, monkeypatch):
-    con = connect(db, udfs=False)
+    con = connect(db)
     kill_at(monkeypatch, eval_runners.run, "refresh_collapsed_stale")
     with pytest.raises(Killed):
         _run(con, chat_server)
