@@ -12,8 +12,7 @@ import math
 from typing import Tuple
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
+from .special import expit
 
 from .pair_regress import newton_logistic, softplus
 from .pairwise import TIE_EPS, directed_pair_mask
@@ -45,6 +44,8 @@ def platt_fit(margins: np.ndarray, y: np.ndarray) -> Tuple[float, float]:
     def fun(p):
         z = p[0] * mv + p[1]
         return float((softplus(z) - lab * z).sum())
+
+    from scipy.optimize import minimize  # ~0.5 s to import: only compat's fits need it
 
     with np.errstate(over="ignore", invalid="ignore"):
         res = minimize(fun, np.array([1.0, 0.0]), method="L-BFGS-B")

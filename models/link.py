@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LogitLink", "fit_logit_link", "logit", "expit"]
+__all__ = ["LogitLink", "fit_logit_link", "logit"]
 
 _CLIP = 1e-4
 
@@ -25,11 +25,6 @@ def logit(p: np.ndarray | float, eps: float = _CLIP) -> np.ndarray:
     """Elementwise log(p / (1 - p)) with p clipped to [eps, 1 - eps]."""
     q = np.clip(np.asarray(p, dtype=np.float64), eps, 1 - eps)
     return np.log(q / (1 - q))
-
-
-def expit(z: np.ndarray | float) -> np.ndarray:
-    """Elementwise 1 / (1 + exp(-z))."""
-    return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
 
 
 @dataclass(frozen=True)

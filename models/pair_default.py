@@ -58,7 +58,7 @@ from collections import Counter
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-from scipy.special import expit
+from .special import expit
 
 from .autotune import PairGrid, best_pair_config
 from .basis import MIN_OBS, TrainingBasis, training_basis

@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Tuple
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
+from .special import expit
 
 from .pairwise import pair_index
 from .spearman import spearman_columns
@@ -68,6 +67,8 @@ def fit_logit_soft(Dp: np.ndarray, f: np.ndarray, alpha: float = ALPHA,
     k = Dp.shape[1]
     if k == 0 or degenerate_labels(f):
         return np.zeros(k), True
+    from scipy.optimize import minimize  # ~0.5 s to import: only compat's fits need it
+
     res = minimize(logit_objective(Dp, f, alpha), np.zeros(k), jac=True, method="L-BFGS-B",
                    options={"maxiter": int(maxiter)})
     return np.asarray(res.x, dtype=np.float64), False

@@ -11,22 +11,36 @@ read-only connection; the file is opened for writing only to store their rows.
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
 import duckdb
 
+from eval_runners.secrets import redact, resolve_credentials
+from ingest.csvfile import DUPLICATE_POLICIES
+from ingest.harness import READERS, read_results
+from ingest.harness_map import load_map
+from ingest.lake import lake_drift, lake_of, pending
+from ingest.load import load_units
 from warehouse import methods, settings, validate
+from warehouse.aliases import add_alias
 from warehouse.connect import connect
+from warehouse.doctor import run_doctor
 from warehouse.errors import UserError
 from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
 from warehouse.fit import FitRequest, fit_and_store
 from warehouse.outputs import check_names, output_run
 from warehouse.plots import plot_sweep
+from warehouse.pace_bench import export_pace_bench, import_pace_bench
 from warehouse.predict import PredictionReport
+from warehouse.roles import set_role
 from warehouse.run_outputs import RunOutputs
+from warehouse.selections import import_selections
+from warehouse.shell import run_shell
+from warehouse.sqlguard import after_write
 
 Names = Union[str, Sequence[str], None]
 
@@ -486,7 +500,7 @@ class Warehouse:
             con.close()
 
     # ------------------------------------------------------------------------------------------- plan
-    def plan(self, model: str) -> Plan:
+    def plan(self, model: str, *, out: Union[str, os.PathLike, None] = None) -> Plan:
         """The instances ``model`` still needs for the current fits (non-zero weights only), as API
         calls, with what each benchmark's calls buy (the interval half-width its missing scores leave).
 
@@ -494,6 +508,8 @@ class Warehouse:
         ----------
         model : str
             The model to plan for; it may have no score rows yet.
+        out : path, optional
+            Also write the plan as a CSV (benchmark, subdir, instance_id), e.g. for ``pace run --plan``.
 
         Returns
         -------
@@ -532,6 +548,8 @@ class Warehouse:
                     maes = dict(con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs'"
                                             " ORDER BY target", [existing]).fetchall()) if existing else {}
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
+        if out is not None:
+            write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
         return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted)
 
     # ---------------------------------------------------------------------------------------- predict
@@ -661,6 +679,314 @@ class Warehouse:
 
         with self._reading() as con:
             return export_parquet(con, settings.user_path(out), overwrite=overwrite)
+
+
+    # ----------------------------------------------------------------------------------- the others
+    def status(self) -> "WarehouseStatus":
+        """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
+        with self._reading() as con:
+            totals = con.execute("""
+                SELECT (SELECT count(*) FROM scores), (SELECT count(*) FROM score_files),
+                       (SELECT count(*) FROM models WHERE known), (SELECT count(*) FROM models WHERE NOT known),
+                       (SELECT count(DISTINCT (benchmark, subdir)) FROM scores)""").fetchall()[0]
+            per_benchmark = con.execute("""
+                SELECT b.benchmark, b.role, count(DISTINCT s.subdir) AS leaves, count(DISTINCT s.model) AS models,
+                       count(s.model) AS rows, count(DISTINCT (s.subdir, s.instance_id)) AS instances
+                FROM benchmarks b LEFT JOIN scores s USING (benchmark)
+                GROUP BY ALL HAVING count(s.model) > 0 OR b.role <> 'excluded'
+                ORDER BY b.role DESC, b.benchmark""").fetchall()
+            trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*),
+                                          sum(n_rows)
+                                   FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
+            fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
+                                  FROM current_fits ORDER BY task, target""").fetchall()
+            runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
+            lake = lake_of(con)
+            drift = sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
+        return WarehouseStatus(
+            str(self.path), *totals, synthetic=any(t[1] for t in trees), lake=str(lake), lake_drift=drift,
+            trees=[dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
+            benchmarks=[dict(zip(["benchmark", "role", "leaves", "models", "rows", "instances"], r))
+                        for r in per_benchmark],
+            current_fits=[dict(zip(["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"], r))
+                          for r in fits], evaluation_runs=runs)
+
+    def doctor(self, *, check: bool = False) -> dict:
+        """Check the warehouse and (unless ``check``) repair what can be derived again (see
+        :mod:`warehouse.doctor`); returns its report (``lines``, ``problems``, ``repaired``)."""
+        if not check:
+            self._require_writable("repairing")
+        # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
+        con = connect(self.path, read_only=check, create=False, refresh_collapsed=False)
+        try:
+            return run_doctor(con, repair=not check)
+        finally:
+            con.close()
+
+    def shell(self, *, write: bool = False) -> None:
+        """An interactive SQL prompt on the warehouse (read-only unless ``write``)."""
+        con = self.connect(write=True) if write else self.connect()
+        try:
+            run_shell(con, write=write)
+            if write:
+                after_write(con)
+        finally:
+            con.close()
+
+    def aliases(self) -> list[tuple[str, str]]:
+        """(alias, model) rows: files named ``<alias>.csv`` are ingested as ``model``."""
+        with self._reading() as con:
+            return con.execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
+
+    def add_alias(self, alias: str, model: str) -> int:
+        """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now (in the
+        table and the lake). Returns the number of rows renamed."""
+        alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
+        if alias == model:
+            raise UserError(f"an alias must differ from the model name ({alias!r})")
+        self._require_writable("adding an alias")
+        con = self.connect(write=True, create=True)
+        try:
+            return add_alias(con, alias, model)
+        except ValueError as exc:
+            raise UserError(str(exc)) from exc
+        finally:
+            con.close()
+
+    def remove_alias(self, alias: str) -> None:
+        """Forget an alias (re-ingest to rename rows back)."""
+        alias = validate.model_name(alias, "ALIAS")
+        self._require_writable("removing an alias")
+        con = self.connect(write=True)
+        try:
+            known = [a for (a,) in con.execute("SELECT alias FROM model_aliases ORDER BY 1").fetchall()]
+            if alias not in known:
+                raise UserError(f"no alias {alias!r}; aliases: {', '.join(known) or 'none'}")
+            con.execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
+        finally:
+            con.close()
+
+    def benchmarks(self) -> list[tuple[str, str]]:
+        """(benchmark, role) of every benchmark: target, source or excluded."""
+        with self._reading() as con:
+            return con.execute("SELECT benchmark, role FROM benchmarks ORDER BY role DESC, benchmark").fetchall()
+
+    def set_role(self, benchmark: str, role: str) -> str:
+        """Give a known benchmark a role (the stored collapsed cells follow); returns its name as stored."""
+        validate.choice(role, "ROLE", validate.ROLES)
+        self._require_writable("setting a role")
+        if Path(self.path).is_file():               # check the name before opening for writing
+            with self._reading() as con:
+                validate.known_benchmark(con, benchmark)
+        con = self.connect(write=True, create=True)
+        try:
+            benchmark = validate.known_benchmark(con, benchmark)
+            set_role(con, benchmark, role)
+            return benchmark
+        finally:
+            con.close()
+
+    def families(self) -> list[tuple[str, str, bool]]:
+        """(model, family, explicit) of every known model (``explicit``: set by hand, else from the name)."""
+        with self._reading() as con:
+            return con.execute("SELECT model, family, explicit FROM model_family ORDER BY family, model").fetchall()
+
+    def set_family(self, model: str, family: str) -> None:
+        """Put a model of the warehouse in a family (``--split family`` holds a family out together)."""
+        model, family = validate.model_name(model), validate.model_name(family, "FAMILY")
+        self._require_writable("setting a family")
+        con = self.connect(write=True)
+        try:
+            validate.models_in_warehouse(con, [model], "MODEL")
+            con.execute("INSERT OR REPLACE INTO model_families VALUES (?, ?)", [model, family])
+        finally:
+            con.close()
+
+    def reset_family(self, model: str) -> None:
+        """Forget a model's explicit family (it falls back to the leading letters of its name)."""
+        model = validate.model_name(model)
+        self._require_writable("resetting a family")
+        con = self.connect(write=True)
+        try:
+            if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
+                raise UserError(f"{model!r} has no explicit family (see `pace families list`)")
+            con.execute("DELETE FROM model_families WHERE model = ?", [model])
+        finally:
+            con.close()
+
+    def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
+                          overwrite: bool = False) -> dict:
+        """Write selected instances: the published selections CSV of a run (``run``) or of the current abs
+        fits (``fmt='csv'``), or the current abs fits in the PACE-Bench layout (``fmt='pace-bench'``: one
+        ``<target>.jsonl`` per target). Returns ``{"path": ..., "rows": n}`` / ``{"counts": target -> n}``."""
+        validate.choice(fmt, "--format", SELECTION_FORMATS)
+        out = settings.user_path(out)
+        with self._reading() as con:
+            if fmt == "pace-bench":
+                if run:
+                    raise UserError("--run applies to --format csv only (pace-bench exports the current fits)")
+                return {"counts": export_pace_bench(con, out, overwrite=overwrite), "path": out}
+            try:
+                rows = con.execute(SELECTIONS_OF_RUN if run else SELECTIONS_OF_FITS, [run] if run else []).fetchall()
+            except duckdb.Error as exc:
+                raise UserError(str(exc).splitlines()[0]) from exc
+        if not rows:
+            raise UserError("nothing to export: no such run, or no fit yet")
+        write_csv(out, SELECTION_COLUMNS, rows)
+        return {"path": out, "rows": len(rows)}
+
+    def import_selections(self, path: Union[str, os.PathLike], *, name: Optional[str] = None,
+                          fmt: str = "auto") -> dict:
+        """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
+        PACE-Bench folder as a fit that becomes the current abs fit of its targets."""
+        validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
+        path = settings.user_path(path)
+        if name is not None and not name.strip():
+            raise UserError("--name must not be empty")
+        self._require_writable("importing selections")
+        if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
+            con = self.connect(write=True)
+            try:
+                return import_pace_bench(con, path, name.strip() if name else None)
+            finally:
+                con.close()
+        if not path.is_file():
+            raise UserError(f"no such file: {path}")
+        con = self.connect(write=True)
+        try:
+            run_id, n = import_selections(con, path, name)
+        except (ValueError, UnicodeDecodeError, csv.Error) as exc:
+            raise UserError(str(exc).splitlines()[0]) from exc
+        finally:
+            con.close()
+        return {"run_id": run_id, "rows": n}
+
+    def import_results(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike], *,
+                       model: Optional[str] = None, prune: bool = False, strict: bool = False,
+                       duplicates: str = "first", progress: Optional[Callable[[int], None]] = None):
+        """Import per-sample results an evaluation harness wrote (``kind`` 'lm-eval' or 'inspect'), mapped
+        to Pace benchmarks by the TOML ``map_path``, with the guarantees of :meth:`ingest`. Every file is
+        read and checked before the warehouse opens. Returns the ingest report."""
+        self.import_files(kind, path, map_path, model=model, duplicates=duplicates)
+        self._require_writable("importing results")
+        path, map_path = settings.user_path(path), settings.user_path(map_path)
+        units, report = read_results(kind, path, map_path, model=None if model is None else model.strip(),
+                                     duplicates=duplicates, progress=progress)
+        con = self.connect(write=True, create=True)
+        try:
+            return load_units(con, units, report, lake_of(con, self.lake), prune=prune, strict=strict,
+                              duplicates=duplicates)
+        finally:
+            con.close()
+
+    def import_files(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike], *,
+                     model: Optional[str] = None, duplicates: str = "first") -> int:
+        """Check :meth:`import_results`' arguments (the map is read) and count the files it will read."""
+        validate.choice(kind, "KIND", tuple(READERS))
+        validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+        if model is not None:
+            validate.model_name(model, "--model")
+        load_map(settings.user_path(map_path), kind)
+        return len(READERS[kind].discover(settings.user_path(path)))
+
+    def run(self, model: str, *, plan: Union[str, os.PathLike, None] = None, dry_run: bool = False,
+            max_cost: Optional[float] = None, concurrency: int = 8, rate_limit: Optional[float] = None,
+            api_key: Optional[str] = None, base_url: Optional[str] = None,
+            prices: Union[str, os.PathLike, None] = None, vision: bool = False, skip_unavailable: bool = False,
+            timeout: float = 300, max_retries: int = 6, max_consecutive_failures: Optional[int] = 10,
+            progress: bool = True):
+        """Run ``model`` on its plan (or the CSV ``plan``) through an OpenAI-compatible endpoint and append
+        the rows (see :mod:`eval_runners.run`); returns its ``RunSummary``. Credentials: ``api_key`` /
+        ``base_url`` > $API_KEY / $BASE_URL > .env; they never appear in an error."""
+        # the runner loads the OpenAI client library (~2 s to import): only `pace run` pays for it
+        from eval_runners.client import normalize_base_url
+        from eval_runners.plan import load_plan_csv, plan_from_warehouse
+        from eval_runners.pricing import PriceTable
+        from eval_runners.run import RunOptions, run_plan
+
+        model = validate.model_name(model)
+        creds = resolve_credentials(api_key, base_url)
+        key = creds.api_key
+        try:
+            if creds.base_url:
+                normalize_base_url(creds.base_url)
+        except ValueError as exc:
+            raise UserError(f"--base-url (or BASE_URL): {redact(exc, key)}") from None
+        try:
+            table = PriceTable.load(prices)
+        except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
+            raise UserError(f"--prices {prices}: {redact(exc, key)}") from None
+        rows = None
+        if plan:
+            try:
+                rows = load_plan_csv(Path(plan))
+            except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
+                msg = str(exc)
+                raise UserError(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}") from None
+        self._require_writable("running a model")
+        con = self.connect(write=True)
+        try:
+            opts = RunOptions(dry_run=dry_run, max_cost=max_cost, concurrency=concurrency, rate_limit=rate_limit,
+                              vision=vision, skip_unavailable=skip_unavailable, prices=table, timeout=timeout,
+                              max_retries=max_retries, max_consecutive_failures=max_consecutive_failures or None,
+                              progress=progress)
+            try:
+                return run_plan(con, model, plan_from_warehouse(con, model) if rows is None else rows,
+                                credentials=creds, options=opts)
+            except (LookupError, ValueError) as exc:
+                raise UserError(redact(exc, key)) from None
+        finally:
+            con.close()
+
+
+@dataclass
+class WarehouseStatus:
+    """What :meth:`Warehouse.status` found (``to_dict`` is `pace status --json`)."""
+    db: str
+    rows: int
+    files: int
+    known_models: int
+    other_models: int
+    leaves: int
+    synthetic: bool
+    lake: str
+    lake_drift: list[str]
+    trees: list[dict]
+    benchmarks: list[dict]
+    current_fits: list[dict]
+    evaluation_runs: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
+SELECTION_FORMATS = ("csv", "pace-bench")
+SELECTIONS_OF_RUN = """
+    SELECT CASE WHEN r.mode = 'fit' THEN 'FIT-ALL' ELSE 'LOMO' END, s.fold, s.target,
+           s.benchmark, s.subdir, s.instance_id, c.col, s.weight
+    FROM loocv_selections s JOIN loocv_runs r USING (run_id)
+    LEFT JOIN source_columns(r.sources) c USING (benchmark, subdir, instance_id)
+    WHERE run_id = ? ORDER BY s.fold, s.side, s.target, c.col"""
+SELECTIONS_OF_FITS = """
+    SELECT 'FIT-ALL', 'ALL', w.target, w.benchmark, w.subdir, w.instance_id, c.col, w.weight
+    FROM proxy_weights w JOIN current_fits f USING (fit_id, task, target)
+    LEFT JOIN source_columns(NULL) c USING (benchmark, subdir, instance_id)
+    WHERE w.task = 'abs' ORDER BY w.side, w.target, c.col"""
+
+
+def write_csv(path: Path, header: list[str], rows) -> None:
+    """Write a CSV the user named (a folder that does not exist is an error, not created)."""
+    if path.is_dir():
+        raise UserError(f"{path} is a folder; pass a file name")
+    if not path.parent.is_dir():
+        raise UserError(f"folder {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    tmp.replace(path)
 
 
 def _require_pandas() -> None:

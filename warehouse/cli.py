@@ -16,14 +16,21 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
-import duckdb
 import typer
 
+from eval_runners.cli import instances_app, run_command
 from ingest.errors import IngestError
+from ingest.synthetic import describe, generate_tree
+from ingest.tree import discover
 from warehouse import settings, validate
-from warehouse.connect import connect
+from warehouse.api import Warehouse
+from warehouse.cli_fit import export, fit, plan, predict, selections_app
+from warehouse.cli_import import import_app
+from warehouse.cli_models import families_app, loocv_app, sweep
+from warehouse.cli_options import DbOpt, JsonOpt, ListOptionsCommand, fail, memory_hint, progress_bar
+from warehouse.demo import run_demo
 from warehouse.errors import UserError
-from warehouse.output import console, emit_json, err_console, print_rows
+from warehouse.output import console, emit_json, print_rows
 
 app = typer.Typer(
     help="Pace Warehouse: per-instance benchmark scores in DuckDB; predicts agentic scores "
@@ -31,52 +38,6 @@ app = typer.Typer(
          "Typical flow: pace ingest -> pace loocv abs -> pace fit -> pace plan MODEL -> pace run MODEL "
          "-> pace predict MODEL.\n\nErrors are one line; add --debug (or PACE_DEBUG=1) for a traceback.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-
-DbOpt = Annotated[Optional[Path], typer.Option(
-    "--db", envvar="PACE_DB", show_envvar=True,
-    help="Warehouse file (default ./pace.duckdb; ~ is expanded).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
-    typer.echo(f"error: {_memory_hint(message)}", err=True)
-    raise typer.Exit(code)
-
-
-def _memory_hint(message: str) -> str:
-    """DuckDB's out-of-memory error, with where its ceiling comes from (warehouse.connect)."""
-    if "Out of Memory Error" not in message:
-        return message
-    from warehouse.connect import memory_limit
-
-    return (f"{message} (DuckDB may use {memory_limit()} here: raise it with PACE_MEMORY_LIMIT, "
-            "e.g. PACE_MEMORY_LIMIT=12GB, if the machine has the memory)")
-
-
-def open_read(db) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to an existing warehouse (see :func:`warehouse.connect.connect`)."""
-    return connect(db, read_only=True)
-
-
-def open_write(db, *, create: bool = False) -> duckdb.DuckDBPyConnection:
-    """A read-write connection; ``create`` only for the commands that may start a warehouse."""
-    return connect(db, create=create)
-
-
-def progress_bar(total: int, label: str, enabled: bool = True):
-    """A rich progress bar on stderr; returns (context manager, advance callable)."""
-    from contextlib import nullcontext
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    if not enabled or total < 2:
-        return nullcontext(), None
-    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err_console, transient=True)
-    task = progress.add_task(label, total=total)
-    return progress, lambda n=1: progress.advance(task, n)
-
 
 # ----------------------------------------------------------------------------------------- ingest
 @app.command()
@@ -99,9 +60,6 @@ def ingest(
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest a score tree into the warehouse and the Parquet lake (idempotent, all or nothing)."""
-    from ingest.tree import discover
-    from warehouse.api import Warehouse
-
     wh = Warehouse(db, lake=lake)
     root = settings.results_path(path)
     total = len(discover(root)) if root is not None and progress and not json_out else 0
@@ -124,8 +82,6 @@ def demo_data(
     json_out: JsonOpt = False,
 ) -> None:
     """Write a SYNTHETIC Pace-shaped score tree (latent-ability model; targets depend on abilities)."""
-    from ingest.synthetic import describe, generate_tree
-
     validate.integer(models, "--models", 2, 60)
     validate.integer(seed, "--seed", 0)
     validate.number(scale, "--scale", 0, 20, lo_open=True)
@@ -146,52 +102,28 @@ def demo_data(
 @app.command()
 def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
-    from ingest.lake import lake_drift, lake_of, pending
-
-    con = open_read(db)
-    totals = con.execute("""
-        SELECT (SELECT count(*) FROM scores), (SELECT count(*) FROM score_files),
-               (SELECT count(*) FROM models WHERE known), (SELECT count(*) FROM models WHERE NOT known),
-               (SELECT count(DISTINCT (benchmark, subdir)) FROM scores)""").fetchone()
-    per_benchmark = con.execute("""
-        SELECT b.benchmark, b.role, count(DISTINCT s.subdir) AS leaves, count(DISTINCT s.model) AS models,
-               count(s.model) AS rows, count(DISTINCT (s.subdir, s.instance_id)) AS instances
-        FROM benchmarks b LEFT JOIN scores s USING (benchmark)
-        GROUP BY ALL HAVING count(s.model) > 0 OR b.role <> 'excluded'
-        ORDER BY b.role DESC, b.benchmark""").fetchall()
-    cols = ["benchmark", "role", "leaves", "models", "rows", "instances"]
-    trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*), sum(n_rows)
-                           FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
-    fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
-                          FROM current_fits ORDER BY task, target""").fetchall()
-    runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
-    fit_cols = ["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"]
-    lake = lake_of(con)
-    drift = sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
-    lake_state = "in step with scores" if not drift else f"out of step for {', '.join(drift)}: run `pace doctor`"
-    synthetic = any(t[1] for t in trees)
+    st = Warehouse(db, read_only=True).status()
     if json_out:
-        emit_json({"db": str(settings.db_path(db)), "rows": totals[0], "files": totals[1],
-                   "known_models": totals[2], "other_models": totals[3], "leaves": totals[4],
-                   "synthetic": synthetic, "lake": str(lake), "lake_drift": drift,
-                   "trees": [dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
-                   "benchmarks": [dict(zip(cols, r)) for r in per_benchmark],
-                   "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
+        emit_json(st.to_dict())
         return
-    console.print(f"{settings.db_path(db)}: {totals[0]:,} score rows from {totals[1]:,} files; "
-                  f"{totals[2]} known models (+{totals[3]} without source rows); {totals[4]} leaves",
-                  highlight=False)
-    if synthetic:
+    console.print(f"{st.db}: {st.rows:,} score rows from {st.files:,} files; {st.known_models} known models "
+                  f"(+{st.other_models} without source rows); {st.leaves} leaves", highlight=False)
+    if st.synthetic:
         console.print("SYNTHETIC data: these scores are made up by `pace demo-data` (not real results)",
                       highlight=False, style="bold yellow")
-    print_rows(cols, per_benchmark)
-    if trees:
-        print_rows(["tree", "synthetic", "files", "rows"], trees, title="ingested trees")
-    if fits:
-        print_rows(fit_cols[:6], [r[:6] for r in fits], title="current fits (used by predictions)")
-    console.print(f"{runs} evaluation runs in loocv_runs" + ("" if fits else "; no fitted proxy yet (pace fit)"),
-                  highlight=False)
-    console.print(f"lake {lake}: {lake_state}", highlight=False, markup=False)
+    print_rows(["benchmark", "role", "leaves", "models", "rows", "instances"],
+               [tuple(r.values()) for r in st.benchmarks])
+    if st.trees:
+        print_rows(["tree", "synthetic", "files", "rows"], [tuple(t.values()) for t in st.trees],
+                   title="ingested trees")
+    if st.current_fits:
+        print_rows(["task", "method", "target", "budget", "trained_on", "fit_id"],
+                   [tuple(f.values())[:6] for f in st.current_fits], title="current fits (used by predictions)")
+    console.print(f"{st.evaluation_runs} evaluation runs in loocv_runs"
+                  + ("" if st.current_fits else "; no fitted proxy yet (pace fit)"), highlight=False)
+    lake_state = ("in step with scores" if not st.lake_drift
+                  else f"out of step for {', '.join(st.lake_drift)}: run `pace doctor`")
+    console.print(f"lake {st.lake}: {lake_state}", highlight=False, markup=False)
 
 
 # ------------------------------------------------------------------------------------ sql / shell
@@ -209,8 +141,6 @@ def sql(
     write: WriteOpt = False,
 ) -> None:
     """Run SQL against the warehouse and print the result (read-only unless --write)."""
-    from warehouse.api import Warehouse
-
     validate.integer(max_rows, "--max-rows", 0)
     result = Warehouse(db).sql(query, output="tuples", write=write)
     if result is not None:
@@ -221,13 +151,7 @@ def sql(
 def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
     """An interactive SQL prompt on the warehouse (statements end with ';', .quit to leave).
     Read-only unless --write, so other commands keep working while it is open."""
-    from warehouse.shell import run_shell
-    from warehouse.sqlguard import after_write
-
-    con = open_write(db) if write else open_read(db)
-    run_shell(con, write=write)
-    if write:
-        after_write(con)
+    Warehouse(db).shell(write=write)
 
 
 # ---------------------------------------------------------------------------------------- doctor
@@ -241,11 +165,7 @@ def doctor(
     partitions that differ from `scores` (row counts and a content fingerprint per benchmark), recompute
     the stored collapsed cells when they differ from their rule, remove staging folders a killed writer
     left. Exit 1 if --check finds a problem."""
-    from warehouse.doctor import run_doctor
-
-    # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
-    con = connect(db, read_only=check, create=False, refresh_collapsed=False)
-    report = run_doctor(con, repair=not check)
+    report = Warehouse(db).doctor(check=check)
     if json_out:
         emit_json(report)
     else:
@@ -265,35 +185,21 @@ app.add_typer(alias_app, name="alias")
 def alias_add(alias: str, model: str, db: DbOpt = None) -> None:
     """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now
     (in the table and the lake)."""
-    from warehouse.aliases import add_alias
-
-    alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
-    if alias == model:
-        fail(f"an alias must differ from the model name ({alias!r})")
-    try:
-        moved = add_alias(open_write(db, create=True), alias, model)
-    except ValueError as exc:
-        fail(str(exc))
-    console.print(f"{alias} -> {model} ({moved:,} existing rows renamed)", highlight=False)
+    moved = Warehouse(db).add_alias(alias, model)
+    console.print(f"{alias.strip()} -> {model.strip()} ({moved:,} existing rows renamed)", highlight=False)
 
 
 @alias_app.command("list")
 def alias_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show the model aliases."""
-    rows = open_read(db).execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
-    print_rows(["alias", "model"], rows, as_json=json_out)
+    print_rows(["alias", "model"], Warehouse(db, read_only=True).aliases(), as_json=json_out)
 
 
 @alias_app.command("remove")
 def alias_remove(alias: str, db: DbOpt = None) -> None:
     """Forget an alias (re-ingest to rename rows back)."""
-    alias = validate.model_name(alias, "ALIAS")
-    con = open_write(db)
-    known = [a for (a,) in con.execute("SELECT alias FROM model_aliases ORDER BY 1").fetchall()]
-    if alias not in known:
-        fail(f"no alias {alias!r}; aliases: {', '.join(known) or 'none'}")
-    con.execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
-    console.print(f"removed {alias}", highlight=False)
+    Warehouse(db).remove_alias(alias)
+    console.print(f"removed {alias.strip()}", highlight=False)
 
 
 bench_app = typer.Typer(help="Benchmark roles: target, source or excluded.", no_args_is_help=True)
@@ -303,22 +209,14 @@ app.add_typer(bench_app, name="benchmarks")
 @bench_app.command("list")
 def benchmarks_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show every benchmark and its role."""
-    rows = open_read(db).execute("SELECT benchmark, role FROM benchmarks ORDER BY role DESC, benchmark").fetchall()
-    print_rows(["benchmark", "role"], rows, as_json=json_out)
+    print_rows(["benchmark", "role"], Warehouse(db, read_only=True).benchmarks(), as_json=json_out)
 
 
 @bench_app.command("set")
 def benchmarks_set(benchmark: str, role: Annotated[str, typer.Argument(help="target | source | excluded")],
                    db: DbOpt = None) -> None:
     """Set a benchmark's role (the benchmark must be known to the warehouse)."""
-    validate.choice(role, "ROLE", validate.ROLES)
-    if settings.db_path(db).is_file():             # check the name before opening for writing
-        validate.known_benchmark(open_read(db), benchmark)
-    from warehouse.roles import set_role
-
-    con = open_write(db, create=True)
-    benchmark = validate.known_benchmark(con, benchmark)
-    set_role(con, benchmark, role)
+    benchmark = Warehouse(db).set_role(benchmark, role)
     console.print(f"{benchmark}: {role}", highlight=False)
 
 
@@ -332,28 +230,21 @@ def demo(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic tree (>= 0).")] = 0,
 ) -> None:
     """The main flow end to end: find (or synthesise) data, ingest it, evaluate, fit, predict."""
-    from warehouse.demo import run_demo
-
     validate.integer(seed, "--seed", 0)
     run_demo(db, seed=seed)
 
 
-def _mount_optional() -> None:
-    """Commands of later stages register themselves here when their modules exist."""
-    import importlib
-
-    for module in ("warehouse.cli_models", "warehouse.cli_fit", "warehouse.cli_import", "eval_runners.cli"):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        if hasattr(mod, "mount"):
-            mod.mount(app)
-
-
-_mount_optional()
+app.add_typer(loocv_app, name="loocv")
+app.command("sweep", cls=ListOptionsCommand)(sweep)
+app.add_typer(families_app, name="families")
+app.command("fit", cls=ListOptionsCommand)(fit)
+app.command("plan")(plan)
+app.command("predict")(predict)
+app.add_typer(selections_app, name="selections")
+app.command("export")(export)
+app.add_typer(import_app, name="import")
+app.add_typer(instances_app, name="instances")
+app.command("run")(run_command)
 
 
 # -------------------------------------------------------------------------------------- main
@@ -388,7 +279,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UserError, IngestError) as exc:
         if debug:
             raise
-        typer.echo(f"error: {_memory_hint(str(exc))}", err=True)
+        typer.echo(f"error: {memory_hint(str(exc))}", err=True)
         code = 2
     except typer.Exit as exc:
         code = exc.exit_code

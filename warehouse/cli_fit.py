@@ -1,7 +1,6 @@
 """`pace fit`, `pace plan`, `pace predict`, `pace selections`, `pace export` (mounted on the main app)."""
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import Annotated, Optional
@@ -9,9 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 from warehouse import methods, settings, validate
-from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
+from warehouse.api import Warehouse
 from warehouse.cli_models import Sources, Targets, warehouse_api
-from warehouse.cli_options import ListOptionsCommand, env_hint, options_given, with_options
+from warehouse.cli_options import DbOpt, JsonOpt, env_hint, options_given, with_options
 from warehouse.output import console, emit_json, print_rows
 
 
@@ -84,10 +83,8 @@ def plan(
     """The calls MODEL still needs for the current fits (instances with a non-zero weight only),
     deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
     interval half-width (points) its missing scores leave in each target's prediction."""
-    result = warehouse_api(db).plan(model)
+    result = warehouse_api(db).plan(model, out=out)
     model, rows, calls = result.model, result.rows, result.calls
-    if out:
-        _write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
     if json_out:
         emit_json({"model": model, "instances": len(rows), "calls": len(calls),
                    "zero_weight_left_out": result.zero_weight_left_out,
@@ -180,12 +177,6 @@ def predict(
 selections_app = typer.Typer(help="Selected instances in the published selections CSV schema.",
                              no_args_is_help=True)
 
-SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
-
-
-SELECTION_FORMATS = ("csv", "pace-bench")
-
-
 @selections_app.command("export")
 def selections_export(
     out: Annotated[Path, typer.Argument(help="CSV to write (--format csv), or a new or empty folder "
@@ -202,42 +193,12 @@ def selections_export(
     """Write the selected instances: the published selections CSV (mode,fold,target,benchmark,subdir,
     instance_id,col_idx,weight; H rows first, then D; col_idx is the position in this warehouse's
     source_columns, fragile by nature: key on the ids), or the current abs fits in the PACE-Bench layout."""
-    validate.choice(fmt, "--format", SELECTION_FORMATS)
-    if fmt == "pace-bench":
-        from warehouse.pace_bench import export_pace_bench
-
-        if run:
-            fail("--run applies to --format csv only (pace-bench exports the current fits)")
-        out = settings.user_path(out)
-        counts = export_pace_bench(open_read(db), out, overwrite=overwrite)
-        for target, n in counts.items():
-            typer.echo(f"{target:<22} {n:>5} instances -> {out / (target + '.jsonl')}")
+    result = Warehouse(db, read_only=True).export_selections(out, run=run, fmt=fmt, overwrite=overwrite)
+    if "counts" in result:
+        for target, n in result["counts"].items():
+            typer.echo(f"{target:<22} {n:>5} instances -> {result['path'] / (target + '.jsonl')}")
         return
-    con = open_read(db)
-    if run:
-        query = """
-            SELECT CASE WHEN r.mode = 'fit' THEN 'FIT-ALL' ELSE 'LOMO' END, s.fold, s.target,
-                   s.benchmark, s.subdir, s.instance_id, c.col, s.weight
-            FROM loocv_selections s JOIN loocv_runs r USING (run_id)
-            LEFT JOIN source_columns(r.sources) c USING (benchmark, subdir, instance_id)
-            WHERE run_id = ? ORDER BY s.fold, s.side, s.target, c.col"""
-        params = [run]
-    else:
-        query = """
-            SELECT 'FIT-ALL', 'ALL', w.target, w.benchmark, w.subdir, w.instance_id, c.col, w.weight
-            FROM proxy_weights w JOIN current_fits f USING (fit_id, task, target)
-            LEFT JOIN source_columns(NULL) c USING (benchmark, subdir, instance_id)
-            WHERE w.task = 'abs' ORDER BY w.side, w.target, c.col"""
-        params = []
-    try:
-        rows = con.execute(query, params).fetchall()
-    except Exception as exc:
-        fail(str(exc).splitlines()[0])
-    if not rows:
-        fail("nothing to export: no such run, or no fit yet")
-    out = settings.user_path(out)
-    _write_csv(out, SELECTION_COLUMNS, rows)
-    console.print(f"{len(rows)} rows -> {out}", highlight=False)
+    console.print(f"{result['rows']} rows -> {result['path']}", highlight=False)
 
 
 @selections_app.command("import")
@@ -252,45 +213,16 @@ def selections_import(
 ) -> None:
     """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
     PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict)."""
-    from warehouse.selections import import_selections
-
-    validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
-    path = settings.user_path(path)
-    if name is not None and not name.strip():
-        fail("--name must not be empty")
-    if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
-        from warehouse.pace_bench import import_pace_bench
-
-        result = import_pace_bench(open_write(db), path, name.strip() if name else None)
-        for target, n in result["targets"].items():
-            how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
-            typer.echo(f"{target:<22} {n:>5} instances ({how})")
-        for note in result["notes"]:
-            typer.echo(f"note: {note}")
-        typer.echo(f"-> fit {result['fit_id']}, now the current abs fit of these targets. Next: pace plan MODEL")
+    result = Warehouse(db).import_selections(path, name=name, fmt=fmt)
+    if "run_id" in result:
+        console.print(f"{result['rows']} rows -> loocv_selections run {result['run_id']}", highlight=False)
         return
-    if not path.is_file():
-        fail(f"no such file: {path}")
-    con = open_write(db)
-    try:
-        run_id, n = import_selections(con, path, name)
-    except (ValueError, UnicodeDecodeError, csv.Error) as exc:
-        fail(str(exc).splitlines()[0])
-    console.print(f"{n} rows -> loocv_selections run {run_id}", highlight=False)
-
-
-def _write_csv(path: Path, header: list[str], rows) -> None:
-    """Write a CSV the user named (a folder that does not exist is an error, not created)."""
-    if path.is_dir():
-        fail(f"{path} is a folder; pass a file name")
-    if not path.parent.is_dir():
-        fail(f"folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        writer.writerows(rows)
-    tmp.replace(path)
+    for target, n in result["targets"].items():
+        how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
+        typer.echo(f"{target:<22} {n:>5} instances ({how})")
+    for note in result["notes"]:
+        typer.echo(f"note: {note}")
+    typer.echo(f"-> fit {result['fit_id']}, now the current abs fit of these targets. Next: pace plan MODEL")
 
 
 def export(
@@ -307,11 +239,3 @@ def export(
     for name, n in written:
         console.print(f"{name:<22} {n:>10,} rows", highlight=False)
     console.print(f"-> {out}/ (see {out}/SCHEMA.md)", highlight=False)
-
-
-def mount(app: typer.Typer) -> None:
-    app.command("fit", cls=ListOptionsCommand)(fit)
-    app.command("plan")(plan)
-    app.command("predict")(predict)
-    app.add_typer(selections_app, name="selections")
-    app.command("export")(export)

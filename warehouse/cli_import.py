@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from warehouse import settings, validate
-from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
+from warehouse.api import Warehouse
+from warehouse.cli_options import DbOpt, JsonOpt, progress_bar
 from warehouse.output import emit_json
 
 import_app = typer.Typer(
@@ -31,23 +31,12 @@ DupOpt = Annotated[str, typer.Option(
 
 
 def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, duplicates, json_out) -> None:
-    from ingest.csvfile import DUPLICATE_POLICIES
-    from ingest.harness import READERS, read_results
-    from ingest.harness_map import load_map
-    from ingest.lake import lake_of
-    from ingest.load import load_units
-
-    validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
-    if model is not None:
-        model = validate.model_name(model, "--model")
-    path, map_path = settings.user_path(path), settings.user_path(map_path)
-    load_map(map_path, kind)
-    total = len(READERS[kind].discover(path))
+    wh = Warehouse(db, lake=lake)
+    total = wh.import_files(kind, path, map_path, model=model, duplicates=duplicates)
     bar, advance = progress_bar(total, f"import {kind}", not json_out)
     with bar:                                       # every file is read and checked before the warehouse opens
-        units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=advance)
-    con = open_write(db, create=True)
-    report = load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates)
+        report = wh.import_results(kind, path, map_path, model=model, prune=prune, strict=strict,
+                                   duplicates=duplicates, progress=advance)
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -85,7 +74,3 @@ def import_inspect(
 ) -> None:
     """Import Inspect AI evaluation logs (read with inspect_ai; extra `inspect`)."""
     _run("inspect", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
-
-
-def mount(app: typer.Typer) -> None:
-    app.add_typer(import_app, name="import")

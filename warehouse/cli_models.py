@@ -8,8 +8,7 @@ import typer
 
 from warehouse import methods, validate
 from warehouse.api import Warehouse
-from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
-from warehouse.cli_options import ListOptionsCommand, env_hint, options_given, with_options
+from warehouse.cli_options import DbOpt, JsonOpt, ListOptionsCommand, env_hint, options_given, with_options
 from warehouse.output import console, emit_json, err_console, print_rows
 
 loocv_app = typer.Typer(help="Leave-one-model-out evaluation of the proxy (Goal A: abs, Goal B: pair).",
@@ -167,8 +166,7 @@ families_app = typer.Typer(help="Model families, held out together by `pace looc
 def families_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Every known model's family; 'explicit' marks the ones set by hand (the others come from the
     leading letters of the name)."""
-    rows = open_read(db).execute("SELECT model, family, explicit FROM model_family ORDER BY family, model").fetchall()
-    print_rows(["model", "family", "explicit"], rows, as_json=json_out)
+    print_rows(["model", "family", "explicit"], Warehouse(db, read_only=True).families(), as_json=json_out)
 
 
 @families_app.command("set")
@@ -176,26 +174,13 @@ def families_set(model: Annotated[str, typer.Argument(help="A model in the wareh
                  family: Annotated[str, typer.Argument(help="Its family, e.g. OpenAI.")],
                  db: DbOpt = None) -> None:
     """Put MODEL in FAMILY (e.g. `pace families set o4-mini OpenAI`)."""
-    model, family = validate.model_name(model), validate.model_name(family, "FAMILY")
-    con = open_write(db)
-    validate.models_in_warehouse(con, [model], "MODEL")
-    con.execute("INSERT OR REPLACE INTO model_families VALUES (?, ?)", [model, family])
-    console.print(f"{model}: {family}", highlight=False)
+    Warehouse(db).set_family(model, family)
+    console.print(f"{model.strip()}: {family.strip()}", highlight=False)
 
 
 @families_app.command("reset")
 def families_reset(model: Annotated[str, typer.Argument(help="A model set with `pace families set`.")],
                    db: DbOpt = None) -> None:
     """Forget MODEL's explicit family (it falls back to the leading letters of its name)."""
-    model = validate.model_name(model)
-    con = open_write(db)
-    if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
-        fail(f"{model!r} has no explicit family (see `pace families list`)")
-    con.execute("DELETE FROM model_families WHERE model = ?", [model])
-    console.print(f"{model}: family from its name again", highlight=False)
-
-
-def mount(app: typer.Typer) -> None:
-    app.add_typer(loocv_app, name="loocv")
-    app.command("sweep", cls=ListOptionsCommand)(sweep)
-    app.add_typer(families_app, name="families")
+    Warehouse(db).reset_family(model)
+    console.print(f"{model.strip()}: family from its name again", highlight=False)

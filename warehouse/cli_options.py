@@ -14,13 +14,46 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+from pathlib import Path
 from typing import Annotated, Callable, Iterable, Optional
 
 import typer
 import typer.core
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from warehouse.connect import memory_limit
 from warehouse.errors import UserError
 from warehouse.methods.options import Option
+from warehouse.output import err_console
+
+DbOpt = Annotated[Optional[Path], typer.Option(
+    "--db", envvar="PACE_DB", show_envvar=True,
+    help="Warehouse file (default ./pace.duckdb; ~ is expanded).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
+    typer.echo(f"error: {memory_hint(message)}", err=True)
+    raise typer.Exit(code)
+
+
+def memory_hint(message: str) -> str:
+    """DuckDB's out-of-memory error, with where its ceiling comes from (warehouse.connect)."""
+    if "Out of Memory Error" not in message:
+        return message
+    return (f"{message} (DuckDB may use {memory_limit()} here: raise it with PACE_MEMORY_LIMIT, "
+            "e.g. PACE_MEMORY_LIMIT=12GB, if the machine has the memory)")
+
+
+def progress_bar(total: int, label: str, enabled: bool = True):
+    """A rich progress bar on stderr; returns (context manager, advance callable)."""
+    if not enabled or total < 2:
+        return contextlib.nullcontext(), None
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err_console, transient=True)
+    task = progress.add_task(label, total=total)
+    return progress, lambda n=1: progress.advance(task, n)
 
 # typer carries its own copy of click, so parameters and their sources are told apart by their
 # names, never by click's classes

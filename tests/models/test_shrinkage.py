@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
 from models.ability import ability, fit_ability_scale, leaf_logits
-from models.link import expit, fit_logit_link
+from models.link import fit_logit_link
 from models.shrinkage import instance_centres, leaf_means
 
 

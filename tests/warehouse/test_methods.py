@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pytest
 
 from models.ability import leaf_logits
-from models.link import expit
+from scipy.special import expit
 from warehouse import methods
 from warehouse.api import Warehouse
 from warehouse.connect import connect
