@@ -116,8 +116,8 @@ def build_command(benchmark: str = typer.Argument(..., help="benchmark name, e.g
                   subdir: Optional[str] = typer.Option(None, "--subdir", help="subtask (repobench, livecodebench, bfcl, planbench)"),
                   overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing --out file")):
     """Convert a local copy of a benchmark's public dataset rows into a pack (no download)."""
-    from eval_runners import builders  # noqa: F401  (registers the builders)
-    from eval_runners.packs import BUILDERS, PackError, build_pack
+    from eval_runners.builders import BUILDERS, build_pack
+    from eval_runners.packs import PackError
     benchmark = benchmark.strip()
     if benchmark not in BUILDERS:
         fail(f"no pack builder for benchmark {benchmark!r}; available: {', '.join(sorted(BUILDERS))}")

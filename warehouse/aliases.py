@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest.collapsed import refresh as refresh_collapsed
+from ingest.lake import mark_pending, sync_lake
+
 
 def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
     """Record ``alias -> model`` and rename rows already ingested under ``alias`` (in ``scores``, in
@@ -20,9 +23,6 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
     if clash:
         raise ValueError(f"{clash} rows of {alias!r} have the same key as rows of {model!r}; "
                          "remove one of the two files first")
-    from ingest.collapsed import refresh as refresh_collapsed
-    from ingest.lake import mark_pending, sync_lake
-
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("INSERT OR REPLACE INTO model_aliases VALUES (?, ?)", [alias, model])

@@ -24,23 +24,27 @@ from ingest.csvfile import DUPLICATE_POLICIES
 from ingest.harness import READERS, read_results
 from ingest.harness_map import load_map
 from ingest.lake import lake_drift, lake_of, pending
-from ingest.load import load_units
+from ingest.load import ingest_tree, load_units
+from ingest.tree import discover
 from warehouse import methods, settings, validate
+from warehouse import plan as planning
+from warehouse import predict as predicting
 from warehouse.aliases import add_alias
 from warehouse.connect import connect
 from warehouse.doctor import run_doctor
 from warehouse.errors import UserError
 from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
+from warehouse.export import export_parquet
 from warehouse.fit import FitRequest, fit_and_store
 from warehouse.outputs import check_names, output_run
-from warehouse.plots import plot_sweep
 from warehouse.pace_bench import export_pace_bench, import_pace_bench
+from warehouse.plots import plot_sweep
 from warehouse.predict import PredictionReport
 from warehouse.roles import set_role
 from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
-from warehouse.sqlguard import after_write
+from warehouse.sqlguard import after_write, before_write, check_statements
 
 Names = Union[str, Sequence[str], None]
 
@@ -228,8 +232,6 @@ class Warehouse:
         model: string
         ...
         """
-        from warehouse.sqlguard import after_write, before_write, check_statements
-
         validate.choice(output, "output", ("arrow", "pandas", "tuples"))
         if not query or not query.strip():
             raise UserError("empty query")
@@ -286,11 +288,6 @@ class Warehouse:
         >>> report = Warehouse("pace.duckdb").ingest("demo_data")                  # doctest: +SKIP
         >>> report.to_dict()["rows"]                                               # doctest: +SKIP
         """
-        from ingest.csvfile import DUPLICATE_POLICIES
-        from ingest.lake import lake_of
-        from ingest.load import ingest_tree
-        from ingest.tree import discover
-
         validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
         self._require_writable("ingest")
         root = settings.results_path(tree)
@@ -521,9 +518,6 @@ class Warehouse:
         >>> len(plan.calls), plan.per_benchmark[0]["benchmark"]                    # doctest: +SKIP
         (123, 'planbench')
         """
-        from warehouse import plan as planning
-        from warehouse import predict as predicting
-
         model = validate.model_name(model)
         with self._reading() as con:
             if not planning.has_fits(con):
@@ -591,23 +585,21 @@ class Warehouse:
         >>> {x.target: round(100 * x.predicted, 1) for x in p.predictions}         # doctest: +SKIP
         {'gaia': 41.2, 'swebench': 55.0, 'swebench_multimodal': 20.3, 'swtbench': 30.1}
         """
-        from warehouse import predict as api
-
         model = validate.model_name(model)
         validate.number(min_coverage, "--min-coverage", 0, 1)
         con = self.connect()
         try:
-            fit = api.current_fit_settings(con)
+            fit = predicting.current_fit_settings(con)
             if fit is None:
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             if not _has_rows(con, model):
                 raise UserError(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
-            present = api.present_sources(con, model)
+            present = predicting.present_sources(con, model)
             missing = [b for b in fit["sources"] if b not in present]
             have = [b for b in fit["sources"] if b in present]
             report = Prediction(model, [], missing)
             if missing and restrict and have:
-                existing = api.restricted_fit_for(con, have)
+                existing = predicting.restricted_fit_for(con, have)
                 if existing:
                     report.restricted_fit = existing
                 else:
@@ -627,13 +619,13 @@ class Warehouse:
                     with self._status(f"{model} has no {', '.join(missing)} scores: fitting a proxy on the "
                                       f"{len(have)} source benchmarks it has (once; reused later) ..."):
                         try:
-                            made = api.fit_restricted(con, model, have, fit, reopen=reopen)
+                            made = predicting.fit_restricted(con, model, have, fit, reopen=reopen)
                         except (ValueError, duckdb.Error) as exc:
                             raise UserError(f"the restricted fit failed: {str(exc).splitlines()[0]}") from exc
                     report.restricted_fit, report.made_fit = made.fit_id, True
                     con.close()
                     con = self.connect()
-            report.predictions = api.read_predictions(con, model)
+            report.predictions = predicting.read_predictions(con, model)
             if not report.predictions:
                 raise UserError(f"no prediction for {model!r}")
             low = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
@@ -642,7 +634,7 @@ class Warehouse:
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
                                 f"{min_coverage:.0%}). Run `pace plan {model}` / `pace run {model}`, or pass "
                                 "--allow-partial.")
-            note = api.out_of_range_note(model, report.predictions)
+            note = predicting.out_of_range_note(model, report.predictions)
             if note:
                 report.notes.append(note)
             report.interval_level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
@@ -675,8 +667,6 @@ class Warehouse:
         >>> Warehouse("pace.duckdb", read_only=True).export("export")              # doctest: +SKIP
         [('scores', 1200000), ('benchmarks', 18), ...]
         """
-        from warehouse.export import export_parquet
-
         with self._reading() as con:
             return export_parquet(con, settings.user_path(out), overwrite=overwrite)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -46,8 +47,6 @@ def fit(
         report = warehouse_api(db).fit(method=method, task=task, level=level, intervals=intervals, sources=sources,
                                        targets=targets, exclude=exclude, **options_given(ctx, list(options), reads))
     if json_out:
-        from dataclasses import asdict
-
         emit_json(asdict(report))
         return
     if report.view_gap:
@@ -145,8 +144,6 @@ def predict(
                                            restrict=restrict)
     model, missing, pairs = report.model, report.missing_sources, report.pairwise
     if json_out:
-        from dataclasses import asdict
-
         emit_json(asdict(report))
         return
     level = report.interval_level

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import duckdb
 
+from ingest.collapsed import is_stale, refresh_stale
+from ingest.lake import sync_lake
 from warehouse.errors import UserError
 from warehouse.settings import SQL_DIR, db_path
 
@@ -203,8 +205,6 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, cre
     :mod:`ingest.collapsed`) are recomputed first, read-only opens included (by a brief write open, as
     a migration is); ``refresh_collapsed=False`` leaves them as they are (`pace doctor` reports them).
     """
-    from ingest.collapsed import is_stale
-
     path = db_path(db)
     if read_only:
         _require_file(path)
@@ -258,15 +258,11 @@ def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
     """A write that committed but was killed before its lake partitions were swapped in left a
     marker (``lake_pending``); finish that work now, so the lake never stays stale."""
     if con.execute("SELECT count(*) FROM lake_pending").fetchall()[0][0]:
-        from ingest.lake import sync_lake
-
         sync_lake(con)
 
 
 def _refresh_collapsed_if_stale(con: duckdb.DuckDBPyConnection) -> None:
     """Recompute the stored collapsed cells that a mark says may be out of date: a new table or rule
     (after a migration), or a writer killed before it recomputed them (see :mod:`ingest.collapsed`)."""
-    from ingest.collapsed import is_stale, refresh_stale
-
     if is_stale(con):
         refresh_stale(con)

@@ -17,6 +17,7 @@ import duckdb
 
 from warehouse.connect import sql_files
 from warehouse.outputs import output_run, require_empty_or_ours
+from warehouse.spark_sql import spark_script
 
 GROUP = "export"
 TABLES = ["benchmarks", "model_aliases", "model_families", "score_files", "collapsed_cells", "proxy_fits",
@@ -120,8 +121,6 @@ def runner_query(con: duckdb.DuckDBPyConnection, table: str) -> str:
 def export_parquet(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: bool = False) -> list[tuple[str, int]]:
     """Write scores (hive-partitioned by benchmark), the tables, the runner's calls and the views
     (materialised) to ``out``, with SCHEMA.md and the views in Spark SQL (spark/views.sql)."""
-    from warehouse.spark_sql import spark_script
-
     out = Path(out)
     require_empty_or_ours(out, GROUP, overwrite)
     docs = schema_docs()

@@ -14,6 +14,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from warehouse.plan import call_of
+
 
 @dataclass
 class Matrices:
@@ -110,8 +112,6 @@ def _int_array(value, width: int | None = None) -> np.ndarray:
 def call_groups_of(columns: list[tuple[str, str, str]]) -> np.ndarray:
     """(S,) int per (benchmark, subdir, instance_id) column: equal for the columns one runner call
     scores together (``warehouse.plan.call_of``)."""
-    from warehouse.plan import call_of
-
     keys = ["\x1f".join(call_of(*c)) for c in columns]
     _, group = np.unique(np.array(keys, dtype=object), return_inverse=True)
     return group.astype(np.int64)

@@ -10,9 +10,12 @@ per model, the fit that covers it best.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import duckdb
+
+from warehouse.fit import FitRequest, fit_and_store
 
 #: a source benchmark counts as present when the model has a usable score for at least this share of
 #: the benchmark's instances (the union over models); a few missing rows are imputed, a missing
@@ -21,7 +24,8 @@ PRESENT_SHARE = 0.5
 
 
 @dataclass
-class Prediction:
+class TargetPrediction:
+    """One target's predicted score of a model, as the `predictions` view gives it."""
     target: str
     predicted: float
     low: float | None
@@ -43,7 +47,7 @@ class Prediction:
 @dataclass
 class PredictionReport:
     model: str
-    predictions: list[Prediction]
+    predictions: list[TargetPrediction]
     missing_sources: list[str] = field(default_factory=list)   # current-fit sources the model lacks
     restricted_fit: str | None = None                          # the restricted fit used (made or reused)
     made_fit: bool = False                                      # True when this call fitted it
@@ -74,8 +78,6 @@ def current_fit_settings(con: duckdb.DuckDBPyConnection) -> dict | None:
         FROM current_fits WHERE task = 'abs'""").fetchall()[0]
     if row is None or row[0] is None:
         return None
-    import json
-
     params = json.loads(row[4]) if isinstance(row[4], str) else (row[4] or {})
     sources = row[2]
     if sources is None:      # a fit made before sources were recorded: every source benchmark of its time
@@ -94,24 +96,22 @@ def restricted_fit_for(con: duckdb.DuckDBPyConnection, sources: list[str]) -> st
 
 def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str], settings: dict, reopen=None):
     """Fit the current method on ``sources`` only, for ``model``; returns the FitReport."""
-    from warehouse.fit import FitRequest, fit_and_store
-
     req = FitRequest(method=settings["method"], count=settings["count"], B=settings["B"], seed=settings["seed"],
                      sources=sources, targets=settings["targets"], level=settings["level"], tasks=("abs",),
                      restricted_for=model)
     return fit_and_store(con, req, reopen=reopen)
 
 
-def read_predictions(con: duckdb.DuckDBPyConnection, model: str) -> list[Prediction]:
+def read_predictions(con: duckdb.DuckDBPyConnection, model: str) -> list[TargetPrediction]:
     rows = con.execute("""
         SELECT p.target, p.predicted, p.low, p.high, p.coverage, p.n_scored, p.n_instances, p.method, p.fit_id,
                p.ability, p.ability_distance, p.out_of_range, p.range_side, p.sources, p.restricted, f.loocv_mae
         FROM predictions AS p JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
         WHERE p.model = ? ORDER BY p.target""", [model]).fetchall()
-    return [Prediction(*r[:13], list(r[13] or []), bool(r[14]), r[15]) for r in rows]
+    return [TargetPrediction(*r[:13], list(r[13] or []), bool(r[14]), r[15]) for r in rows]
 
 
-def out_of_range_note(model: str, predictions: list[Prediction]) -> str | None:
+def out_of_range_note(model: str, predictions: list[TargetPrediction]) -> str | None:
     """One sentence when the model's source ability lies outside the training models' range."""
     far = [p for p in predictions if p.out_of_range]
     if not far:

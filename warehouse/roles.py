@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest.collapsed import refresh as refresh_collapsed
+
 
 def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
     """Give ``benchmark`` the role ``role``, and recompute the stored collapsed cells (only source cells
     can be collapsed) in the same transaction."""
-    from ingest.collapsed import refresh as refresh_collapsed
-
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])

@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from models.folds import KFOLD_ABOVE
+from warehouse.errors import UserError
+
 DEFAULT_DB = "pace.duckdb"
 DEFAULT_RESULTS = Path("results") / "standardized_results"
 
@@ -58,8 +61,6 @@ def jobs() -> int:
     except ValueError:
         n = 0
     if n < 1:
-        from warehouse.errors import UserError
-
         raise UserError(f"{JOBS_ENV}={value!r} is not a positive integer (worker threads, e.g. {JOBS_ENV}=2)")
     return n
 
@@ -70,8 +71,6 @@ KFOLD_ABOVE_ENV = "PACE_KFOLD_ABOVE"
 def kfold_above() -> int:
     """Above this many training models tuning and interval residuals use K-fold, not leave-one-out:
     ``$PACE_KFOLD_ABOVE``, else ``models.folds.KFOLD_ABOVE``."""
-    from models.folds import KFOLD_ABOVE
-
     value = os.environ.get(KFOLD_ABOVE_ENV)
     if not value:
         return KFOLD_ABOVE

@@ -6,7 +6,8 @@ from typer.testing import CliRunner
 from er_chat_server import completion
 from er_helpers import KEY
 from eval_runners.cli import standalone_app
-from eval_runners.packs import PackError, build_pack, import_pack, read_pack
+from eval_runners.builders import build_pack
+from eval_runners.packs import PackError, import_pack, read_pack
 from eval_runners.pricing import PriceTable
 from eval_runners.run import RunOptions, run_plan
 from eval_runners.secrets import Credentials
