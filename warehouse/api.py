@@ -187,6 +187,16 @@ class Warehouse:
         finally:
             con.close()
 
+    @contextlib.contextmanager
+    def _writing(self, what: str, *, create: bool = False):
+        """A read-write connection for ``what`` (refused on a read-only Warehouse), closed after the block."""
+        self._require_writable(what)
+        con = self.connect(write=True, create=create)
+        try:
+            yield con
+        finally:
+            con.close()
+
     def _probe_writable(self, why: str) -> None:
         """Fail at once, before long work, when the file cannot be opened for writing."""
         try:
@@ -371,16 +381,13 @@ class Warehouse:
         if not result.n_predictions():
             raise UserError("the evaluation produced no predictions (too few models with target scores for "
                             "these --sources / --targets?); nothing was written")
-        con = self.connect(write=True)
-        try:
+        with self._writing("storing an evaluation") as con:
             run_id = store_eval(con, result)
             run = stored_run(con, run_id, task, method, split)
             run.title = (f"Goal {'A' if task == 'abs' else 'B'} {method} split={split}"
                          f"{run_label(chosen, task, given, ' ')}{' auto-tune' if given.get('auto_tune') else ''}")
             if outputs is not None:
                 run.outputs = outputs.write(con, run_id, run.title)
-        finally:
-            con.close()
         return run
 
     def sweep(self, counts: Sequence[int] = (25, 50, 100, 200, 300, 400, 500),
@@ -416,15 +423,12 @@ class Warehouse:
                             raise UserError(f"{name} C={count} produced no predictions; nothing was written")
                         computed.append((name, count, result))
         results = []
-        con = self.connect(write=True)
-        try:
+        with self._writing("storing an evaluation") as con:
             for name, count, result in computed:
                 run_id = store_eval(con, result)
                 mae, sp = con.execute("SELECT mae * 100, spearman FROM loocv_metrics WHERE run_id = ? "
-                                      "AND target = 'AVERAGE'", [run_id]).fetchone()
+                                      "AND target = 'AVERAGE'", [run_id]).fetchall()[0]
                 results.append({"method": name, "count": count, "mae_pp": mae, "spearman": sp, "run_id": run_id})
-        finally:
-            con.close()
         if folder is None:
             return Sweep(results, None)
         with output_run(folder, "sweep", note=", ".join(r["run_id"] for r in results)) as staging:
@@ -734,27 +738,20 @@ class Warehouse:
         alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
         if alias == model:
             raise UserError(f"an alias must differ from the model name ({alias!r})")
-        self._require_writable("adding an alias")
-        con = self.connect(write=True, create=True)
-        try:
-            return add_alias(con, alias, model)
-        except ValueError as exc:
-            raise UserError(str(exc)) from exc
-        finally:
-            con.close()
+        with self._writing("adding an alias", create=True) as con:
+            try:
+                return add_alias(con, alias, model)
+            except ValueError as exc:
+                raise UserError(str(exc)) from exc
 
     def remove_alias(self, alias: str) -> None:
         """Forget an alias (re-ingest to rename rows back)."""
         alias = validate.model_name(alias, "ALIAS")
-        self._require_writable("removing an alias")
-        con = self.connect(write=True)
-        try:
+        with self._writing("removing an alias") as con:
             known = [a for (a,) in con.execute("SELECT alias FROM model_aliases ORDER BY 1").fetchall()]
             if alias not in known:
                 raise UserError(f"no alias {alias!r}; aliases: {', '.join(known) or 'none'}")
             con.execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
-        finally:
-            con.close()
 
     def benchmarks(self) -> list[tuple[str, str]]:
         """(benchmark, role) of every benchmark: target, source or excluded."""
@@ -784,25 +781,17 @@ class Warehouse:
     def set_family(self, model: str, family: str) -> None:
         """Put a model of the warehouse in a family (``--split family`` holds a family out together)."""
         model, family = validate.model_name(model), validate.model_name(family, "FAMILY")
-        self._require_writable("setting a family")
-        con = self.connect(write=True)
-        try:
+        with self._writing("setting a family") as con:
             validate.models_in_warehouse(con, [model], "MODEL")
             con.execute("INSERT OR REPLACE INTO model_families VALUES (?, ?)", [model, family])
-        finally:
-            con.close()
 
     def reset_family(self, model: str) -> None:
         """Forget a model's explicit family (it falls back to the leading letters of its name)."""
         model = validate.model_name(model)
-        self._require_writable("resetting a family")
-        con = self.connect(write=True)
-        try:
+        with self._writing("resetting a family") as con:
             if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
                 raise UserError(f"{model!r} has no explicit family (see `pace families list`)")
             con.execute("DELETE FROM model_families WHERE model = ?", [model])
-        finally:
-            con.close()
 
     def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
                           overwrite: bool = False) -> dict:
@@ -833,22 +822,16 @@ class Warehouse:
         path = settings.user_path(path)
         if name is not None and not name.strip():
             raise UserError("--name must not be empty")
-        self._require_writable("importing selections")
         if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
-            con = self.connect(write=True)
-            try:
+            with self._writing("importing selections") as con:
                 return import_pace_bench(con, path, name.strip() if name else None)
-            finally:
-                con.close()
         if not path.is_file():
             raise UserError(f"no such file: {path}")
-        con = self.connect(write=True)
-        try:
-            run_id, n = import_selections(con, path, name)
-        except (ValueError, UnicodeDecodeError, csv.Error) as exc:
-            raise UserError(str(exc).splitlines()[0]) from exc
-        finally:
-            con.close()
+        with self._writing("importing selections") as con:
+            try:
+                run_id, n = import_selections(con, path, name)
+            except (ValueError, UnicodeDecodeError, csv.Error) as exc:
+                raise UserError(str(exc).splitlines()[0]) from exc
         return {"run_id": run_id, "rows": n}
 
     def import_results(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike], *,
@@ -862,12 +845,9 @@ class Warehouse:
         path, map_path = settings.user_path(path), settings.user_path(map_path)
         units, report = read_results(kind, path, map_path, model=None if model is None else model.strip(),
                                      duplicates=duplicates, progress=progress)
-        con = self.connect(write=True, create=True)
-        try:
+        with self._writing("importing results", create=True) as con:
             return load_units(con, units, report, lake_of(con, self.lake), prune=prune, strict=strict,
                               duplicates=duplicates)
-        finally:
-            con.close()
 
     def import_files(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike], *,
                      model: Optional[str] = None, duplicates: str = "first") -> int:
@@ -913,9 +893,7 @@ class Warehouse:
             except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
                 msg = str(exc)
                 raise UserError(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}") from None
-        self._require_writable("running a model")
-        con = self.connect(write=True)
-        try:
+        with self._writing("running a model") as con:
             opts = RunOptions(dry_run=dry_run, max_cost=max_cost, concurrency=concurrency, rate_limit=rate_limit,
                               vision=vision, skip_unavailable=skip_unavailable, prices=table, timeout=timeout,
                               max_retries=max_retries, max_consecutive_failures=max_consecutive_failures or None,
@@ -925,8 +903,6 @@ class Warehouse:
                                 credentials=creds, options=opts)
             except (LookupError, ValueError) as exc:
                 raise UserError(redact(exc, key)) from None
-        finally:
-            con.close()
 
 
 @dataclass
