@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ingest.collapsed import refresh as refresh_collapsed
+from ingest import collapsed
 from ingest.lake import mark_pending, sync_lake
 
 
@@ -32,7 +32,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
         mark_pending(con, benchmarks)
         con.execute("UPDATE scores SET model = ? WHERE model = ?", [model, alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [model, alias])
-        refresh_collapsed(con)                      # the renamed rows' cells (and the others' medians)
+        collapsed.refresh(con)                      # the renamed rows' cells (and the others' medians)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ingest.collapsed import refresh as refresh_collapsed
+from ingest import collapsed
 
 
 def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
@@ -12,7 +12,7 @@ def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])
-        refresh_collapsed(con)
+        collapsed.refresh(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
