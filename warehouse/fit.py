@@ -33,9 +33,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from models.basis import large_bases_note, shared_bases
-from models.folds import KFOLD
-from models.link import logit
+from models.default.basis import large_bases_note, shared_bases
+from models.common.folds import KFOLD
+from models.default.link import logit
 from warehouse import methods
 from warehouse.evaluate import evaluate_split, read_folds, read_inputs, resolve, split_folds
 from warehouse.matrices import Matrices, build_matrices
@@ -200,7 +200,7 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     """Fit and store. ``reopen(con) -> con``, when given, is called between the computation and the
     writes: the CLI computes on a read-only connection (other readers keep working) and writes on
     a read-write one it opens only then. A training basis is built once per distinct training block
-    (``models.basis.shared_bases``): the pairwise fit, the tuning and the K-fold interval residuals
+    (``models.default.basis.shared_bases``): the pairwise fit, the tuning and the K-fold interval residuals
     train on the same folds."""
     with shared_bases() as bases:
         return _fit_and_store(con, req, reopen, bases)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from models.folds import KFOLD_ABOVE
+from models.common.folds import KFOLD_ABOVE
 from warehouse.errors import UserError
 
 DEFAULT_DB = "pace.duckdb"
@@ -70,7 +70,7 @@ KFOLD_ABOVE_ENV = "PACE_KFOLD_ABOVE"
 
 def kfold_above() -> int:
     """Above this many training models tuning and interval residuals use K-fold, not leave-one-out:
-    ``$PACE_KFOLD_ABOVE``, else ``models.folds.KFOLD_ABOVE``."""
+    ``$PACE_KFOLD_ABOVE``, else ``models.common.folds.KFOLD_ABOVE``."""
     value = os.environ.get(KFOLD_ABOVE_ENV)
     if not value:
         return KFOLD_ABOVE

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from models.ability import ability, fit_ability_scale, leaf_logits
-from models.link import fit_logit_link
-from models.shrinkage import instance_centres, leaf_means
+from models.default.ability import ability, fit_ability_scale, leaf_logits
+from models.default.link import fit_logit_link
+from models.default.shrinkage import instance_centres, leaf_means
 
 
 def _abilities_and_leaves(n=30, leaves=12, seed=0):

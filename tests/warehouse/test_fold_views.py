@@ -133,7 +133,7 @@ def test_default_pair_evaluation_over_fold_rows_equals_the_kernel(con, split):
     """`pace loocv pair` of the default method (directed predictions per fold, each pair's two directions
     averaged) gives the kernel's own symmetric margins and probabilities: for loo one leave-one-out pass,
     for another split a pass per fold with the fold's targets hidden."""
-    from models.pair_default import loocv_pair_default
+    from models.default.goal_b import loocv_pair_default
     from warehouse.evaluate import EvalRequest, compute_eval
     from warehouse.matrices import build_matrices
 

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pytest
 
-from models.ability import leaf_logits
+from models.default.ability import leaf_logits
 from scipy.special import expit
 from warehouse import methods
 from warehouse.api import Warehouse

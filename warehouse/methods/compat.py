@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from models import compat, pair
+from models.compat import goal_a as compat
+from models.compat import goal_b as pair
 from warehouse.errors import UserError
 from warehouse.matrices import Matrices, published_arrays
 from warehouse.methods.base import Method

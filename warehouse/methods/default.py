@@ -1,5 +1,5 @@
 """``default``: the Pace proxy on the logit scale, shrunk toward a monotone link from a source-ability scale
-(``models.shrinkage``); Goal B is ``instance``'s.
+(``models.default.shrinkage``); Goal B is ``instance``'s.
 
 Per fold (a row of ``eval_folds``; ``pace fit`` is the fold 'all', which holds nothing out), in three steps:
 
@@ -23,9 +23,9 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from models.configs import AbsConfig
-from models.parallel import blas_limit, map_jobs
-from models.shrinkage import (GATE, W_BASE, ability_without, chance_ability, fit_ability_link, fit_pace_parts,
+from models.common.configs import AbsConfig
+from models.common.parallel import blas_limit, map_jobs
+from models.default.shrinkage import (GATE, W_BASE, ability_without, chance_ability, fit_ability_link, fit_pace_parts,
                               training_rows)
 from warehouse.methods.base import Method
 from warehouse.methods.data import Fold, Folds

@@ -1,7 +1,7 @@
 """``instance``: the instance-level Pace proxy with the published flaws fixed (spec §18-§20), Goal A and B.
 
-Goal A (``models.default``): masked missing data, an inductive basis, nested tuning inside every fold,
-deduplicated columns, rank truncation. Goal B (``models.pair_default``): the same selection, the exact
+Goal A (``models.default.goal_a``): masked missing data, an inductive basis, nested tuning inside every fold,
+deduplicated columns, rank truncation. Goal B (``models.default.goal_b``): the same selection, the exact
 soft-label logistic, cross-fitted Platt calibration, each unordered pair scored once as the average of
 its two directed predictions, a degenerate fit a neutral 1/2. The ``default`` method shares this Goal B.
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.default import fit_abs_default, loocv_abs_default
-from models.pair_default import fit_pair_default, loocv_pair_default
+from models.default.goal_a import fit_abs_default, loocv_abs_default
+from models.default.goal_b import fit_pair_default, loocv_pair_default
 from warehouse.matrices import Matrices
 from warehouse.methods.base import Method, hide_targets, masked_split
 from warehouse.methods.data import Folds

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .spearman import average_ranks_few_values, normalized_ranks
+from models.common.spearman import average_ranks_few_values, normalized_ranks
 
 __all__ = ["RANK_RTOL", "MIN_OBS", "VAR_EPS", "LARGE_CELLS", "LEADING", "svd_wide", "rank_truncation",
            "duplicate_groups", "TrainingBasis", "CentredRows", "training_basis", "shared_bases",

@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .spearman import normalized_ranks
+from models.common.spearman import normalized_ranks
 
 __all__ = [
     "loocv_seed",

@@ -14,15 +14,15 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .configs import STRICT_DEFAULT_Q, AbsConfig, frozen_abs_configs
-from .embeddings import LocalBasis, global_projection, local_basis
-from .parallel import map_jobs
-from .pooling import PooledStats, bootstrap_labels, fit_seed, loocv_seed, pooled_stats
-from .regress import GoalAFit, goal_a_predict, mix
-from .results import FoldSelection, SideSelection
-from .selection import (OrderFn, StrictSelection, global_scores, leverage_table, local_scores,
+from models.common.configs import STRICT_DEFAULT_Q, AbsConfig, frozen_abs_configs
+from models.common.embeddings import LocalBasis, global_projection, local_basis
+from models.common.parallel import map_jobs
+from models.common.pooling import PooledStats, bootstrap_labels, fit_seed, loocv_seed, pooled_stats
+from models.common.regress import GoalAFit, goal_a_predict, mix
+from models.common.results import FoldSelection, SideSelection
+from models.common.selection import (OrderFn, StrictSelection, global_scores, leverage_table, local_scores,
                         strict_joint_select, strict_prefix_length)
-from .spearman import normalized_ranks, spearman_from_normalized
+from models.common.spearman import normalized_ranks, spearman_from_normalized
 
 __all__ = ["fold_rows", "TrainingFold", "TargetFold", "dump_style", "resolve_frozen", "frozen_folds"]
 

@@ -11,8 +11,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .configs import AbsConfig, DefaultPairConfig, PairConfig
-from .proxies import LinearProxy, PairLinear
+from models.common.configs import AbsConfig, DefaultPairConfig, PairConfig
+from models.common.proxies import LinearProxy, PairLinear
 
 __all__ = [
     "model_names",

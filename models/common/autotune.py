@@ -18,10 +18,10 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-from .configs import AbsConfig, DefaultPairConfig
-from .metrics import abs_objective, rowwise_spearman, sym_accuracy, sym_logloss
-from .regress import mix_configs
-from .selection import split_budget
+from models.common.configs import AbsConfig, DefaultPairConfig
+from models.common.metrics import abs_objective, rowwise_spearman, sym_accuracy, sym_logloss
+from models.common.regress import mix_configs
+from models.common.selection import split_budget
 
 __all__ = [
     "Q_GRID",

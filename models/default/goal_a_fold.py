@@ -13,15 +13,15 @@ from typing import Dict, Tuple
 
 import numpy as np
 
-from .autotune import DefaultGrid
-from .basis import TrainingBasis
-from .configs import AbsConfig
-from .embeddings import inductive_projection, truncated_local
-from .regress import mix_configs, pearson_fit
-from .results import FoldSelection, SideSelection
-from .selection import (StrictSelection, order_desc_stable, prefix_ranks, strict_joint_select,
+from models.common.autotune import DefaultGrid
+from models.default.basis import TrainingBasis
+from models.common.configs import AbsConfig
+from models.common.embeddings import inductive_projection, truncated_local
+from models.common.regress import mix_configs, pearson_fit
+from models.common.results import FoldSelection, SideSelection
+from models.common.selection import (StrictSelection, order_desc_stable, prefix_ranks, strict_joint_select,
                         strict_prefix_length)
-from .spearman import normalized_ranks
+from models.common.spearman import normalized_ranks
 
 __all__ = ["AbsTargetFit", "fold_selection"]
 

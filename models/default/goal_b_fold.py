@@ -13,15 +13,15 @@ from typing import Dict, Tuple
 
 import numpy as np
 
-from .autotune import DefaultGrid, PairGrid
-from .basis import TrainingBasis
-from .configs import DefaultPairConfig
-from .default_fold import AbsTargetFit, fold_selection
-from .embeddings import inductive_projection, truncated_local
-from .pair_regress import fit_logit_newton, fit_logit_pairs
-from .pairwise import pair_index
-from .results import FoldSelection
-from .selection import StrictSelection, strict_joint_select
+from models.common.autotune import DefaultGrid, PairGrid
+from models.default.basis import TrainingBasis
+from models.common.configs import DefaultPairConfig
+from models.default.goal_a_fold import AbsTargetFit, fold_selection
+from models.common.embeddings import inductive_projection, truncated_local
+from models.pair.regress import fit_logit_newton, fit_logit_pairs
+from models.pair.pairwise import pair_index
+from models.common.results import FoldSelection
+from models.common.selection import StrictSelection, strict_joint_select
 
 __all__ = ["MARGINS_ABOVE", "PairTargetFit", "embedding_scores", "pair_fold_selection"]
 

@@ -22,7 +22,7 @@ from typing import Tuple
 
 import numpy as np
 
-from .basis import RANK_RTOL, rank_truncation
+from models.default.basis import RANK_RTOL, rank_truncation
 
 __all__ = ["LocalBasis", "local_basis", "global_projection", "global_svd_vt", "truncated_local",
            "inductive_projection"]

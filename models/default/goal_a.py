@@ -76,17 +76,17 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .autotune import DefaultGrid, first_best, tuning_objective
-from .basis import MIN_OBS, TrainingBasis, training_basis
-from .configs import AbsConfig
-from .default_fold import AbsTargetFit, fold_selection
-from .folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
-from .inputs import default_inputs, fill_missing, missing_treatments
-from .metrics import masked_metrics
-from .parallel import map_jobs, single_blas
-from .pooling import bootstrap_means, clamp_envelope
-from .proxies import LinearProxy
-from .results import DefaultAbsResult, FoldSelection, model_names
+from models.common.autotune import DefaultGrid, first_best, tuning_objective
+from models.default.basis import MIN_OBS, TrainingBasis, training_basis
+from models.common.configs import AbsConfig
+from models.default.goal_a_fold import AbsTargetFit, fold_selection
+from models.common.folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
+from models.common.inputs import default_inputs, fill_missing, missing_treatments
+from models.common.metrics import masked_metrics
+from models.common.parallel import map_jobs, single_blas
+from models.common.pooling import bootstrap_means, clamp_envelope
+from models.common.proxies import LinearProxy
+from models.common.results import DefaultAbsResult, FoldSelection, model_names
 
 __all__ = ["loocv_abs_default", "fit_abs_default"]
 
@@ -231,7 +231,7 @@ def _kfold_configs(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], envs, k
     with a target value are dealt round-robin into k held-out sets; each set is predicted by every config
     fitted on the others (no new-model mask, as ``fit_abs_default``'s leave-one-out tuning); the first
     minimum of 100·MAE − rank_weight·Spearman over all held-out predictions wins. ``names``: the models of
-    X's rows, to share bases (``models.basis.training_basis``)."""
+    X's rows, to share bases (``models.default.basis.training_basis``)."""
     n, T = X.shape[0], len(targets)
     valid = [np.isfinite(Y[:, t]) for t in range(T)]
     jobs: Dict[Tuple[Tuple[int, ...], Tuple[int, ...]], List[int]] = {}

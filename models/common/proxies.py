@@ -13,8 +13,8 @@ from typing import List, Optional
 
 import numpy as np
 
-from .configs import AbsConfig, DefaultPairConfig, PairConfig
-from .special import expit
+from models.common.configs import AbsConfig, DefaultPairConfig, PairConfig
+from models.common.special import expit
 
 __all__ = ["LinearProxy", "PairLinear", "PairProxy"]
 

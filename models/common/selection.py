@@ -12,7 +12,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .introsort import top_desc
+from models.common.introsort import top_desc
 
 __all__ = [
     "order_desc",

@@ -27,15 +27,15 @@ from typing import Dict, Mapping, Optional, Sequence
 import numpy as np
 from threadpoolctl import threadpool_info
 
-from .autotune import M_GRID, Q_GRID, nc_grid, strict_sweep
-from .compat_fold import TargetFold, TrainingFold, dump_style, frozen_folds, resolve_frozen
-from .configs import AbsConfig, frozen_abs_configs
-from .inputs import compat_inputs
-from .metrics import metrics_table
-from .parallel import map_jobs
-from .pooling import loocv_seed
-from .results import AbsResult, FoldSelection, model_names
-from .selection import OrderFn, compat_order
+from models.common.autotune import M_GRID, Q_GRID, nc_grid, strict_sweep
+from models.compat.goal_a_fold import TargetFold, TrainingFold, dump_style, frozen_folds, resolve_frozen
+from models.common.configs import AbsConfig, frozen_abs_configs
+from models.common.inputs import compat_inputs
+from models.common.metrics import metrics_table
+from models.common.parallel import map_jobs
+from models.common.pooling import loocv_seed
+from models.common.results import AbsResult, FoldSelection, model_names
+from models.common.selection import OrderFn, compat_order
 
 __all__ = [
     "COMPAT_NUMERICS_ENV",
@@ -44,7 +44,7 @@ __all__ = [
     "loocv_abs_autotune",
     "fit_abs",
     # the method's configuration helpers, re-exported for callers that reach them through
-    # ``models.compat`` (warehouse.kernels / warehouse.fit, the reference-test helpers)
+    # ``models.compat.goal_a`` (warehouse.kernels / warehouse.fit, the reference-test helpers)
     "AbsConfig",
     "M_GRID",
     "frozen_abs_configs",

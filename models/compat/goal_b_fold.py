@@ -13,16 +13,16 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .compat_fold import TargetFold, TrainingFold, fold_rows
-from .configs import STRICT_DEFAULT_Q, AbsConfig
-from .embeddings import global_projection, local_basis
-from .pair_regress import degenerate_labels, fit_logit_soft, fit_ols_pooled
-from .pairwise import pair_index, soft_labels
-from .parallel import map_jobs
-from .pooling import bootstrap_labels, fit_seed, loocv_seed
-from .regress import mix
-from .results import FoldSelection, SideSelection
-from .selection import OrderFn, StrictSelection
+from models.compat.goal_a_fold import TargetFold, TrainingFold, fold_rows
+from models.common.configs import STRICT_DEFAULT_Q, AbsConfig
+from models.common.embeddings import global_projection, local_basis
+from models.pair.regress import degenerate_labels, fit_logit_soft, fit_ols_pooled
+from models.pair.pairwise import pair_index, soft_labels
+from models.common.parallel import map_jobs
+from models.common.pooling import bootstrap_labels, fit_seed, loocv_seed
+from models.common.regress import mix
+from models.common.results import FoldSelection, SideSelection
+from models.common.selection import OrderFn, StrictSelection
 
 __all__ = ["PairSide", "side_weight", "resolve_a_q", "check_strict", "fold_setup", "frozen_pair_folds"]
 

@@ -34,25 +34,25 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .autotune import M_GRID, nc_grid, pair_sweep_configs
-from .calibration import platt_fit, platt_prob
-from .compat import loocv_abs_autotune
-from .configs import AbsConfig, PairConfig, frozen_abs_configs, frozen_pair_configs
-from .inputs import compat_inputs
-from .metrics import pair_accuracy, pair_accuracy_many
-from .pair_fold import PairSide, check_strict, fold_setup, frozen_pair_folds, side_weight
-from .pair_regress import ALPHA, MAXITER
-from .parallel import map_jobs, single_blas
-from .proxies import PairLinear
-from .regress import mix_configs
-from .results import FoldSelection, PairResult, SideSelection, model_names
-from .selection import OrderFn, compat_order, leverage_table
+from models.common.autotune import M_GRID, nc_grid, pair_sweep_configs
+from models.pair.calibration import platt_fit, platt_prob
+from models.compat.goal_a import loocv_abs_autotune
+from models.common.configs import AbsConfig, PairConfig, frozen_abs_configs, frozen_pair_configs
+from models.common.inputs import compat_inputs
+from models.common.metrics import pair_accuracy, pair_accuracy_many
+from models.compat.goal_b_fold import PairSide, check_strict, fold_setup, frozen_pair_folds, side_weight
+from models.pair.regress import ALPHA, MAXITER
+from models.common.parallel import map_jobs, single_blas
+from models.common.proxies import PairLinear
+from models.common.regress import mix_configs
+from models.common.results import FoldSelection, PairResult, SideSelection, model_names
+from models.common.selection import OrderFn, compat_order, leverage_table
 
 __all__ = [
     "loocv_pair_frozen",
     "loocv_pair_autotune",
     "fit_pair",
-    # re-exported for callers that reach it through ``models.pair`` (warehouse.kernels / fit)
+    # re-exported for callers that reach it through ``models.compat.goal_b`` (warehouse.kernels / fit)
     "frozen_pair_configs",
 ]
 

@@ -1,7 +1,7 @@
 """``default`` Pace method, Goal B (pairwise): the published pair model with the flaws of
 spec §18–§20 fixed. The drivers; pure array functions (no I/O, no SQL).
 
-Inputs as ``models.default``: X (n × S float64, NaN = missing, unfiltered), P (per target an
+Inputs as ``models.default.goal_a``: X (n × S float64, NaN = missing, unfiltered), P (per target an
 n × N_t float64 matrix, NaN = missing instance), target names. Truth = mean over a model's
 observed target instances (NaN when none → that model is excluded from training and evaluation
 of that target, listed in ``result.excluded``).
@@ -58,22 +58,22 @@ from collections import Counter
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-from .special import expit
+from models.common.special import expit
 
-from .autotune import PairGrid, best_pair_config
-from .basis import MIN_OBS, TrainingBasis, training_basis
-from .calibration import platt_ridge_pairs
-from .configs import DefaultPairConfig
-from .folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
-from .inputs import default_inputs
-from .metrics import sym_accuracy
-from .pair_default_fold import PairTargetFit, embedding_scores, pair_fold_selection
-from .pair_regress import ALPHA
-from .pairwise import antisymmetric, pair_values, win_matrix
-from .parallel import map_jobs, single_blas
-from .pooling import bootstrap_means
-from .proxies import PairProxy
-from .results import DefaultPairResult, FoldSelection, model_names
+from models.common.autotune import PairGrid, best_pair_config
+from models.default.basis import MIN_OBS, TrainingBasis, training_basis
+from models.pair.calibration import platt_ridge_pairs
+from models.common.configs import DefaultPairConfig
+from models.common.folds import KFOLD, KFOLD_ABOVE, kfold_sets, loo_jobs, loo_training_set, without
+from models.common.inputs import default_inputs
+from models.common.metrics import sym_accuracy
+from models.default.goal_b_fold import PairTargetFit, embedding_scores, pair_fold_selection
+from models.pair.regress import ALPHA
+from models.pair.pairwise import antisymmetric, pair_values, win_matrix
+from models.common.parallel import map_jobs, single_blas
+from models.common.pooling import bootstrap_means
+from models.common.proxies import PairProxy
+from models.common.results import DefaultPairResult, FoldSelection, model_names
 
 __all__ = ["loocv_pair_default", "fit_pair_default"]
 
@@ -198,7 +198,7 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
     names = model_names(models, n)
     cfgs = grid.configs()
     envs = [bootstrap_means(Pl[t], B, seed + 31 * t) for t in range(T)]
-    shared = None if models is None else names        # bases by model name (models.basis.shared_bases)
+    shared = None if models is None else names        # bases by model name (models.default.basis.shared_bases)
     # every ordered pair's soft label once per target: a training set's labels are a sub-matrix of it
     wins = [win_matrix(envs[t] if envs[t].shape[0] else Y[:, t][None, :]) for t in range(T)]
     allrows = np.arange(n)

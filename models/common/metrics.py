@@ -11,8 +11,8 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from .pairwise import TIE_EPS, antisymmetric, directed_pair_mask
-from .spearman import average_ranks
+from models.pair.pairwise import TIE_EPS, antisymmetric, directed_pair_mask
+from models.common.spearman import average_ranks
 
 __all__ = ["mae", "pearson", "spearman", "r2", "rowwise_mae", "rowwise_spearman",
            "rowwise_pearson", "abs_objective", "metrics_table", "masked_metrics",

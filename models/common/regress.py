@@ -18,8 +18,8 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from .pooling import PooledStats
-from .spearman import tiled_rank_normalized
+from models.common.pooling import PooledStats
+from models.common.spearman import tiled_rank_normalized
 
 __all__ = [
     "tiled_spearman",

@@ -12,10 +12,10 @@ import math
 from typing import Tuple
 
 import numpy as np
-from .special import expit
+from models.common.special import expit
 
-from .pair_regress import newton_logistic, softplus
-from .pairwise import TIE_EPS, directed_pair_mask
+from models.pair.regress import newton_logistic, softplus
+from models.pair.pairwise import TIE_EPS, directed_pair_mask
 
 __all__ = ["platt_fit", "platt_prob", "PLATT_RIDGE", "platt_ridge", "platt_ridge_pairs"]
 

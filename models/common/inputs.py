@@ -11,8 +11,8 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .embeddings import global_svd_vt
-from .selection import leverage_table
+from models.common.embeddings import global_svd_vt
+from models.common.selection import leverage_table
 
 __all__ = ["target_means", "compat_inputs", "default_inputs", "MISSING_MODES", "missing_treatments",
            "fill_missing"]

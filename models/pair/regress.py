@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Callable, Optional, Tuple
 
 import numpy as np
-from .special import expit
+from models.common.special import expit
 
-from .pairwise import pair_index
-from .spearman import spearman_columns
+from models.pair.pairwise import pair_index
+from models.common.spearman import spearman_columns
 
 __all__ = ["ALPHA", "MAXITER", "softplus", "logit_objective", "degenerate_labels", "fit_logit_soft",
            "fit_logit_pooled", "fit_ols_pooled", "newton_logistic", "fit_logit_newton", "fit_logit_pairs"]

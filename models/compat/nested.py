@@ -1,7 +1,7 @@
 """Nested auto-tune for the ``compat`` pipeline (spec §9.4, §20 item 1).
 
 ``loocv_abs_autotune_nested``: for every outer fold i, the §9.1 strict
-auto-tune (``models.compat.loocv_abs_autotune``) is run on the n − 1 training
+auto-tune (``models.compat.goal_a.loocv_abs_autotune``) is run on the n − 1 training
 models only — an inner LOOCV in which the held-out model i does not exist (its
 rows are removed from X, Y and P, so the inner runs use a global SVD of the
 n − 1 training rows, exactly what the published code would compute if handed
@@ -11,7 +11,7 @@ with the ordinary compat outer fold (Vt_full from all n rows, the §2.4 column
 filter of the caller, seed + 997·i + 31·t, B replicates) — so everything that
 is compat stays compat (zeros for missing data, transductive basis); only the
 tuning is honest. Like the other compat Goal A drivers it keeps the caller's
-BLAS threading (see ``models.compat``).
+BLAS threading (see ``models.compat.goal_a``).
 
 Cost: n inner auto-tunes. ``inner_B`` (default = B) can be lowered to trade
 bootstrap noise in the inner objective for speed; the outer prediction
@@ -23,14 +23,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .autotune import M_GRID
-from .compat import loocv_abs_autotune
-from .compat_fold import frozen_folds
-from .configs import AbsConfig
-from .inputs import compat_inputs
-from .metrics import metrics_table
-from .results import AbsResult, FoldSelection, model_names
-from .selection import OrderFn, compat_order, leverage_table
+from models.common.autotune import M_GRID
+from models.compat.goal_a import loocv_abs_autotune
+from models.compat.goal_a_fold import frozen_folds
+from models.common.configs import AbsConfig
+from models.common.inputs import compat_inputs
+from models.common.metrics import metrics_table
+from models.common.results import AbsResult, FoldSelection, model_names
+from models.common.selection import OrderFn, compat_order, leverage_table
 
 __all__ = ["loocv_abs_autotune_nested"]
 

@@ -2,11 +2,11 @@
 
 Per target t, on the logit scale of the target mean:
 
-    z_pace(x)   = the Pace proxy (``models.default``: selection, embeddings, nested tuning; no clamp to
+    z_pace(x)   = the Pace proxy (``models.default.goal_a``: selection, embeddings, nested tuning; no clamp to
                   the training range) fitted to logit(y) of the training models;
-    z_struct(x) = a + b * theta(x), theta the one-factor source ability (``models.ability``, fitted on
+    z_struct(x) = a + b * theta(x), theta the one-factor source ability (``models.default.ability``, fitted on
                   every model with source scores except the ones being predicted) and (a, b >= 0) the
-                  monotone logistic link (``models.link``, statsmodels GLM);
+                  monotone logistic link (``models.default.link``, statsmodels GLM);
     z(x)        = (1 - w) * z_pace(x) + w * z_struct(x),  prediction = expit(z(x)),
 
 with ``w = W_BASE + (1 - W_BASE) * min(1, d / GATE)``: an even average for a model inside the training
@@ -20,7 +20,7 @@ their mean (19-20 pp error on a synthetic weak tail); the ability link extrapola
 predictor in range. Averaging them wins or ties in every protocol measured; the gate recovers most of
 the structural model's extrapolation where a model is truly outside the range.
 
-Missing sources: the Pace part imputes a missing selected score with its centre (as ``models.default``);
+Missing sources: the Pace part imputes a missing selected score with its centre (as ``models.default.goal_a``);
 the ability uses the leaves the model has. Collapsed cells (``collapsed``: harness failures, see
 sql/016_collapsed_cells.sql) are left out of the ability only: measured on the real data, masking them
 in the Pace part too costs 0.4 pp MAE on the family split (their zeros still rank models there).
@@ -32,10 +32,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .ability import AbilityScale, ability, fit_ability_scale, leaf_logits
-from .folds import KFOLD_ABOVE
-from .link import LogitLink, fit_logit_link, logit
-from .parallel import single_blas
+from models.default.ability import AbilityScale, ability, fit_ability_scale, leaf_logits
+from models.common.folds import KFOLD_ABOVE
+from models.default.link import LogitLink, fit_logit_link, logit
+from models.common.parallel import single_blas
 
 __all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "AbilityLink", "leaf_means", "training_rows",
            "fit_pace_parts", "ability_without", "fit_ability_link", "chance_ability", "instance_centres",
@@ -153,7 +153,7 @@ def _pace_logit_proxies(X, Z, rows, *, count, seed, n_jobs, models, kfold_above,
     of Z. Only the training rows are passed on: the proxies' column indices refer to ``X``'s columns
     either way. Targets with the same training rows are fitted together, so their leave-one-out tuning
     shares each training basis (with B = 0 the seed plays no part, so this equals one fit per target)."""
-    from .default import fit_abs_default
+    from models.default.goal_a import fit_abs_default
 
     names = [f"t{k}" for k in range(Z.shape[1])]
     # a run of consecutive rows (every fold's training rows come first) is a view, not an (m, S) copy
@@ -208,7 +208,7 @@ def fit_pace_parts(X: np.ndarray, Y: np.ndarray, targets: Sequence[str], *, trai
     return {target: paces[target] for target in targets}, warnings
 
 
-@single_blas   # the ability's soft impute: ~80x slower on two BLAS threads at 1,000 models (see models.parallel)
+@single_blas   # the ability's soft impute: ~80x slower on two BLAS threads at 1,000 models (see models.common.parallel)
 def ability_without(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, selected: np.ndarray, *,
                     scale_rows: np.ndarray, collapsed: np.ndarray | None = None,
                     call_group: np.ndarray | None = None) -> tuple[AbilityScale, np.ndarray, np.ndarray]:

@@ -1,0 +1,1 @@
+"""Reserved for the anchors method (item-level target anchors, issue 23)."""
