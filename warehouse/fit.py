@@ -1,6 +1,6 @@
 """`pace fit`: fit each target's proxy on every model with target scores and store it as rows.
 
-The stored rows are the predictor: ``predictions`` (sql/054) recomputes a model's prediction from
+The stored rows are the predictor: ``predictions`` (sql/057) recomputes a model's prediction from
 its score rows and ``proxy_weights`` with plain SQL. For ``default`` the rows reproduce the fitted
 model's own in-sample predictions exactly; for ``compat`` (zeros for missing data, a fallback to the
 mean instead of a clamp, spec §14.1) the gap is measured and reported.
