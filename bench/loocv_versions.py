@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--command", action="append", choices=["loocv abs", "loocv pair", "fit"],
                         help="what to time (repeatable; default: loocv abs)")
+    parser.add_argument("--out", type=Path, default=OUT, help="results file (default bench/results/loocv_versions.json)")
     args = parser.parse_args()
     compares = []
     for spec in args.compare:
@@ -138,9 +139,9 @@ def main() -> None:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    OUT.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores", "this_tree": head,
+    args.out.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores", "this_tree": head,
                                "repeat": args.repeat, "results": results}, indent=2) + "\n")
-    print(f"wrote {OUT.relative_to(REPO)}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
