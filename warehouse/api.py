@@ -639,6 +639,37 @@ class Warehouse:
             return export_parquet(con, settings.user_path(out), overwrite=overwrite)
 
 
+    # ----------------------------------------------------------------------------------------- report
+    def report(self, out: Union[str, os.PathLike], models: Union[str, Sequence[str], None] = None) -> dict:
+        """Write one self-contained HTML page (``out``): per model in ``models`` its predictions drawn
+        against the training models' true scores, with coverage, the proxy used and what its plan buys;
+        the fit and the stored LOOCV runs (metrics, methods beside the baselines, predicted-vs-true
+        scatters); the most and least informative selected instances (see ``warehouse.report``).
+
+        Parameters
+        ----------
+        out : path
+            The HTML file: new, or one an earlier report wrote (anything else is refused).
+        models : str or list of str, optional
+            Models to predict (each as :meth:`predict` does, partial coverage allowed and noted).
+
+        Returns
+        -------
+        dict
+            What the page shows (the JSON it carries inline).
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").report("report.html", ["NewModel"])["targets"]   # doctest: +SKIP
+        ['gaia', 'swebench', 'swebench_multimodal', 'swtbench']
+        """
+        from warehouse.report import write_report
+
+        items = [models] if isinstance(models, str) else list(models or [])
+        names = list(dict.fromkeys(validate.model_name(m, "--model") for m in items))
+        return write_report(self, settings.user_path(out), names)
+
+
 def _require_pandas() -> None:
     try:
         import pandas  # noqa: F401  (DuckDB's .df() needs it)
