@@ -37,12 +37,14 @@ _BOOKKEEPING = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps
 @dataclass
 class FileRead:
     """What one harness file gives: its task, model and, if the map names the task, one parsed table
-    per leaf. The Inspect reader returns the same shape."""
+    per leaf. The other readers return the same shape; a file holding several tasks (an Every Eval
+    Ever aggregate) names each leaf's map entry in ``entries``."""
     task: str
     sha256: str = ""
     model: str = ""
     entry: TaskMap | None = None
     leaves: list[tuple[Leaf, ParsedFile]] = field(default_factory=list)
+    entries: dict[Leaf, TaskMap] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

@@ -30,7 +30,8 @@ DupOpt = Annotated[str, typer.Option(
     "--duplicates", help="A repeated instance id keeps its first row, its last row, or is an error.")]
 
 
-def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, duplicates, json_out) -> None:
+def _run(kind: str, path: Path, map_path: Optional[Path], model, db, lake, prune, strict, duplicates,
+         json_out) -> None:
     from ingest.csvfile import DUPLICATE_POLICIES
     from ingest.harness import READERS, read_results
     from ingest.harness_map import load_map
@@ -40,8 +41,10 @@ def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, 
     validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
     if model is not None:
         model = validate.model_name(model, "--model")
-    path, map_path = settings.user_path(path), settings.user_path(map_path)
-    load_map(map_path, kind)
+    path = settings.user_path(path)
+    map_path = None if map_path is None else settings.user_path(map_path)
+    if map_path is not None:
+        load_map(map_path, kind)
     total = len(READERS[kind].discover(path))
     bar, advance = progress_bar(total, f"import {kind}", not json_out)
     with bar:                                       # every file is read and checked before the warehouse opens
@@ -85,6 +88,44 @@ def import_inspect(
 ) -> None:
     """Import Inspect AI evaluation logs (read with inspect_ai; extra `inspect`)."""
     _run("inspect", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+
+
+@import_app.command("helm")
+def import_helm(
+    path: Annotated[Path, typer.Argument(help="HELM run folders (searched for per_instance_stats.json beside "
+                                         "run_spec.json and scenario_state.json), e.g. benchmark_output/runs/v1.")],
+    map_path: MapOpt,
+    model: ModelOpt = None,
+    db: DbOpt = None,
+    lake: LakeOpt = None,
+    prune: PruneOpt = False,
+    strict: StrictOpt = False,
+    duplicates: DupOpt = "first",
+    json_out: JsonOpt = False,
+) -> None:
+    """Import HELM runs: per instance, the statistic the map names on its split (tasks: scenario names)."""
+    _run("helm", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+
+
+@import_app.command("eee")
+def import_eee(
+    path: Annotated[Path, typer.Argument(help="Every Eval Ever aggregates (*.json, searched recursively) with "
+                                         "their per-instance *_samples.jsonl, e.g. a `pace export --format eee`.")],
+    map_path: Annotated[Optional[Path], typer.Option(
+        "--map", envvar="PACE_IMPORT_MAP", show_envvar=True,
+        help="Optional TOML map, tasks.<evaluation_name> -> benchmark, subdir, metric (score | is_correct), "
+             "id (sample_id | metadata.<field>). Without it: the leaf pace wrote, else the evaluation name.")]
+        = None,
+    model: ModelOpt = None,
+    db: DbOpt = None,
+    lake: LakeOpt = None,
+    prune: PruneOpt = False,
+    strict: StrictOpt = False,
+    duplicates: DupOpt = "first",
+    json_out: JsonOpt = False,
+) -> None:
+    """Import Every Eval Ever per-instance results (predictions a pace export marked are never imported)."""
+    _run("eee", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
 
 
 def mount(app: typer.Typer) -> None:
