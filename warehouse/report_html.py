@@ -168,7 +168,7 @@ def plan_chart(plan: dict, targets: list[str]) -> str:
     rows = [r for r in plan["per_benchmark"] if r["calls"]]
     if not rows:
         return ""
-    w, h, left, bottom, top = 560, 220, 48, 36, 16
+    w, h, left, bottom, top, legend = 640, 220, 48, 36, 16, 170
     total_calls = sum(r["calls"] for r in rows)
     remaining = {t: [] for t in plan["targets"]}
     for t in plan["targets"]:
@@ -181,14 +181,15 @@ def plan_chart(plan: dict, targets: list[str]) -> str:
     ymax = max([max(v) for v in remaining.values()] + [1e-9])
 
     def x(calls: float) -> float:
-        return left + (w - left - 16) * calls / max(total_calls, 1)
+        return left + (w - left - legend) * calls / max(total_calls, 1)
 
     def y(v: float) -> float:
         return top + (h - top - bottom) * (1 - v / ymax)
 
-    parts = [f'<line class="axis" x1="{left}" y1="{h - bottom}" x2="{w - 16}" y2="{h - bottom}"/>',
+    parts = [f'<line class="axis" x1="{left}" y1="{h - bottom}" x2="{w - legend}" y2="{h - bottom}"/>',
              f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}"/>',
-             f'<text x="{(w + left) / 2:.0f}" y="{h - 6}" text-anchor="middle">calls made (of {total_calls})</text>',
+             f'<text x="{(w - legend + left) / 2:.0f}" y="{h - 6}" text-anchor="middle">calls made (of {total_calls}), '
+             'largest share first</text>',
              f'<text x="12" y="{(h - bottom + top) / 2:.0f}" text-anchor="middle" '
              f'transform="rotate(-90 12 {(h - bottom + top) / 2:.0f})">± pp still owed</text>',
              f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{100 * ymax:.1f}</text>',
@@ -198,8 +199,8 @@ def plan_chart(plan: dict, targets: list[str]) -> str:
         cum.append(cum[-1] + r["calls"])
     for k, t in enumerate(plan["targets"]):
         colour = _colour(targets, t)
-        parts.append(f'<rect x="{w - 190}" y="{top + 14 * k}" width="10" height="10" fill="{colour}"/>'
-                     f'<text x="{w - 175}" y="{top + 9 + 14 * k}">{_e(t)}</text>')
+        parts.append(f'<rect x="{w - legend + 16}" y="{top + 14 * k}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{w - legend + 31}" y="{top + 9 + 14 * k}">{_e(t)}</text>')
         pts = " ".join(f"{x(c):.1f},{y(v):.1f}" for c, v in zip(cum, remaining[t]))
         parts.append(f'<polyline class="plan-line" data-target="{_e(t)}" stroke="{colour}" points="{pts}"/>')
         for k, r in enumerate(rows):
@@ -216,24 +217,26 @@ def scatter_chart(run: dict, target: str, colour: str) -> str:
     pts = [p for p in run["points"] if p["target"] == target]
     w = h = 230
     pad = 34
-    hi = max([p["predicted"] for p in pts] + [p["actual"] for p in pts] + [0.05])
-    hi = min(1.0, hi * 1.08)
+    values = [p["predicted"] for p in pts] + [p["actual"] for p in pts] or [0.0, 1.0]
+    margin = max(0.02, 0.08 * (max(values) - min(values)))
+    lo, hi = max(0.0, min(values) - margin), min(1.0, max(values) + margin)
 
     def sx(v: float) -> float:
-        return pad + (w - pad - 8) * v / hi
+        return pad + (w - pad - 8) * (v - lo) / (hi - lo)
 
     def sy(v: float) -> float:
-        return h - pad - (h - pad - 16) * v / hi
+        return h - pad - (h - pad - 16) * (v - lo) / (hi - lo)
 
     parts = [f'<text class="title" x="{pad}" y="11">{_e(target)} · {_e(run["split"])}</text>',
              f'<line class="axis" x1="{pad}" y1="{h - pad}" x2="{w - 8}" y2="{h - pad}"/>',
              f'<line class="axis" x1="{pad}" y1="16" x2="{pad}" y2="{h - pad}"/>',
-             f'<line class="diag" x1="{sx(0):.1f}" y1="{sy(0):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}"/>',
+             f'<line class="diag" x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}"/>',
              f'<text x="{(w + pad) / 2:.0f}" y="{h - 8}" text-anchor="middle">true (%)</text>',
              f'<text x="10" y="{(h - pad + 16) / 2:.0f}" text-anchor="middle" '
              f'transform="rotate(-90 10 {(h - pad + 16) / 2:.0f})">predicted (%)</text>',
-             f'<text x="{pad}" y="{h - pad + 13}" text-anchor="middle">0</text>',
-             f'<text x="{sx(hi):.1f}" y="{h - pad + 13}" text-anchor="end">{100 * hi:.0f}</text>']
+             f'<text x="{pad}" y="{h - pad + 13}" text-anchor="middle">{100 * lo:.0f}</text>',
+             f'<text x="{sx(hi):.1f}" y="{h - pad + 13}" text-anchor="end">{100 * hi:.0f}</text>',
+             f'<text x="{pad - 4}" y="{sy(hi) + 4:.1f}" text-anchor="end">{100 * hi:.0f}</text>']
     for p in pts:
         tip = (f"{p['model']}: predicted {pct(p['predicted'])}%, true {pct(p['actual'])}% "
                f"(error {100 * (p['predicted'] - p['actual']):+.1f} pp)")
@@ -250,17 +253,22 @@ def model_html(section: dict, data: dict) -> str:
     level = section.get("interval_level") or data["interval_level"]
     out = [f'<section class="model" id="model-{_e(model)}"><h2>{_e(model)}</h2>']
     preds = section["predictions"]
+    proxies = {}
+    for p in preds:
+        proxies.setdefault((p["restricted"], p["fit_id"], p["method"], tuple(p["sources"])), []).append(p["target"])
     rows = []
     for p in preds:
-        proxy = ("restricted" if p["restricted"] else "full") + f" · {p['method']} · {p['fit_id']}"
-        rows.append([_e(p["target"]), pct(p["predicted"]),
-                     f"{pct(p['low'])}–{pct(p['high'])}", f"{pct(p['coverage'], 0)}% ({p['n_scored']}/{p['n_instances']})",
-                     pct(p["loocv_mae"]), _e(proxy), _e(", ".join(p["sources"])),
-                     ("yes, " + _e(p["range_side"] or "") + f" ({fmt(p['ability_distance'])} sd)") if p["out_of_range"]
-                     else "no"])
+        rows.append([_e(p["target"]), pct(p["predicted"]), f"{pct(p['low'])}–{pct(p['high'])}",
+                     f"{pct(p['coverage'], 0)}% ({p['n_scored']}/{p['n_instances']})", pct(p["loocv_mae"]),
+                     ("restricted" if p["restricted"] else "full") + f" ({len(p['sources'])} sources)",
+                     (f"yes, {_e(p['range_side'] or '')} ({fmt(p['ability_distance'])} sd)" if p["out_of_range"]
+                      else "no")])
     out.append(_table(["target", "predicted (%)", f"{level:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
-                       "proxy (fit · method · id)", "sources used", "out of range"], rows,
-                      row_target=lambda k: preds[k]["target"]))
+                       "proxy", "out of range"], rows, row_target=lambda k: preds[k]["target"]))
+    for (restricted, fit_id, method, sources), which in proxies.items():
+        out.append(f'<p class="note">{"Restricted" if restricted else "Full"} proxy for {_e(", ".join(which))}: '
+                   f"{_e(method)} fit <code>{_e(fit_id)}</code> on {len(sources)} source benchmarks "
+                   f"({_e(', '.join(sources))}).</p>")
     for note in section["notes"]:
         out.append(f'<p class="warn">{_e(note)}</p>')
     if section["missing_sources"]:
@@ -378,10 +386,10 @@ def instances_html(data: dict) -> str:
     def rows(items):
         return [[_e(r["benchmark"]), _e(r["subdir"] or "–"), _e(r["instance_id"]), fmt(r["informativeness"], 3),
                  pct(r["mean_score"], 0), r["n_models"] or 0,
-                 *[fmt(r["weights"].get(t), 3) if r["weights"].get(t) is not None else "" for t in targets]]
+                 _e(", ".join(f"{t} {r['weights'][t]:+.3f}" for t in targets if r["weights"].get(t) is not None))]
                 for r in items]
 
-    header = ["benchmark", "subdir", "instance", "informativeness", "mean (%)", "models"] + [f"w {t}" for t in targets]
+    header = ["benchmark", "subdir", "instance", "informativeness", "mean (%)", "models", "weight per target"]
     out.append("<h3>Most informative</h3>" + _table(header, rows(inst["most"]), left=3,
                                                       attrs=' class="instances" data-list="most"'))
     out.append("<h3>Least informative</h3>" + _table(header, rows(inst["least"]), left=3,
