@@ -1,4 +1,5 @@
-"""`pace import lm-eval|inspect`: per-sample results written by evaluation harnesses (mounted on the main app)."""
+"""`pace import lm-eval|inspect|helm|eee`: per-sample results written by evaluation harnesses (mounted on the
+main app)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,9 +12,10 @@ from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
 from warehouse.output import emit_json
 
 import_app = typer.Typer(
-    help="Import per-sample results written by evaluation harnesses, with the guarantees of `pace ingest` "
-         "(idempotent, all or nothing, anomalies reported, lake kept in step). A TOML map says, per harness "
-         "task, the Pace benchmark/subdir, the metric that is the score and the instance id (see README).",
+    help="Import per-sample results written by evaluation harnesses (lm-eval, Inspect, HELM) or in the Every "
+         "Eval Ever layout, with the guarantees of `pace ingest` (idempotent, all or nothing, anomalies reported, "
+         "lake kept in step). A TOML map says, per harness task, the Pace benchmark/subdir, the metric that is "
+         "the score and the instance id (see README).",
     no_args_is_help=True)
 
 MapOpt = Annotated[Path, typer.Option(
