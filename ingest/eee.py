@@ -34,7 +34,7 @@ import pyarrow as pa
 from ingest.csvfile import finish_rows, sha256_of
 from ingest.errors import IngestError
 from ingest.harness_map import HarnessMap, Leaf, TaskMap
-from ingest.lm_eval import FileRead
+from ingest.lm_eval import FileRead, json_document
 
 LAYOUT = "every eval ever"
 SCHEMA_VERSION = "0.2.1"
@@ -54,16 +54,6 @@ def discover(root: Path) -> list[Path]:
     if not found:
         raise IngestError(str(root), "no Every Eval Ever aggregates (*.json) in this folder")
     return found
-
-
-def _load(path: Path, data: bytes):
-    try:
-        return json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise IngestError(str(path), f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") \
-            from None
-    except ValueError as exc:
-        raise IngestError(str(path), f"not valid JSON: {exc}") from None
 
 
 def samples_path(aggregate: Path, detail: dict) -> Path | None:
@@ -132,7 +122,7 @@ def read(path: Path, hmap: HarnessMap, model: str | None, duplicates: str) -> Fi
     """Parse one aggregate and its per-instance JSONL."""
     name = str(path)
     data = path.read_bytes()
-    agg = _load(path, data)
+    agg = json_document(path, data)
     if not isinstance(agg, dict) or not isinstance(agg.get("evaluation_results"), list):
         return FileRead(task="(not an Every Eval Ever aggregate)")
     source = agg.get("source_metadata") if isinstance(agg.get("source_metadata"), dict) else {}

@@ -23,7 +23,6 @@ field of the instance in ``scenario_state.json`` (e.g. ``instance.extra_data.id`
 """
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -33,7 +32,7 @@ import pyarrow as pa
 from ingest.csvfile import finish_rows, sha256_of
 from ingest.errors import IngestError
 from ingest.harness_map import HarnessMap, Leaf
-from ingest.lm_eval import FileRead
+from ingest.lm_eval import FileRead, json_document
 
 LAYOUT = "helm run"
 STATS = "per_instance_stats.json"
@@ -56,16 +55,6 @@ def discover(root: Path) -> list[Path]:
         raise IngestError(str(root), f"no HELM runs here (folders holding {STATS}, {SPEC} and {STATE}, as "
                           "helm-run writes them under benchmark_output/runs/<suite>/)")
     return found
-
-
-def _json(path: Path, data: bytes):
-    try:
-        return json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise IngestError(str(path), f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") \
-            from None
-    except ValueError as exc:
-        raise IngestError(str(path), f"not valid JSON: {exc}") from None
 
 
 def run_name(spec: dict, path: Path) -> tuple[str, dict[str, str]]:
@@ -108,7 +97,7 @@ def read(path: Path, hmap: HarnessMap, model: str | None, duplicates: str) -> Fi
     if not spec_path.is_file():
         raise IngestError(str(path), f"no {SPEC} beside it: not a HELM run folder")
     spec_bytes = spec_path.read_bytes()
-    spec = _json(spec_path, spec_bytes)
+    spec = json_document(spec_path, spec_bytes)
     scenario, args = run_name(spec, spec_path)
     entry = hmap.task(scenario)
     out = FileRead(task=scenario, entry=entry)
@@ -121,13 +110,13 @@ def read(path: Path, hmap: HarnessMap, model: str | None, duplicates: str) -> Fi
     out.model = model or hmap.model or str(_field(spec, "adapter_spec.model") or "").strip()
     if not out.model:
         raise IngestError(str(spec_path), "no adapter_spec.model in the run spec: pass --model NAME")
-    records = _json(path, data)
+    records = json_document(path, data)
     if not isinstance(records, list):
         raise IngestError(str(path), "not HELM per-instance stats (a JSON list of {instance_id, stats})")
 
     state = None
     if state_bytes:
-        state = _json(state_path, state_bytes)
+        state = json_document(state_path, state_bytes)
     elif entry.id != "instance_id":
         raise IngestError(str(path), f"id {entry.id!r} reads {STATE}, which is not beside it")
     instances = {}

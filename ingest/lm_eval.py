@@ -49,6 +49,18 @@ class FileRead:
     notes: list[str] = field(default_factory=list)
 
 
+def json_document(path: Path, data: bytes):
+    """The JSON document in ``data`` (the bytes of ``path``), or an IngestError naming what is wrong; the
+    HELM and Every Eval Ever readers share it."""
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise IngestError(str(path), f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") \
+            from None
+    except ValueError as exc:
+        raise IngestError(str(path), f"not valid JSON: {exc}") from None
+
+
 def discover(root: Path) -> list[Path]:
     """The samples files at ``root`` (a file, or a folder searched recursively)."""
     if not root.exists():
