@@ -31,7 +31,7 @@ def skip_reason() -> str | None:
 
 
 @contextmanager
-def chromium_page(width: int = 1200, height: int = 900):
+def chromium_page(width: int = 1200, height: int = 900, javascript: bool = True):
     """A fresh browser (its own empty profile folder) and one page; closed afterwards."""
     from playwright.sync_api import sync_playwright
 
@@ -39,7 +39,8 @@ def chromium_page(width: int = 1200, height: int = 900):
     try:
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=FLAGS,
-                                                            headless=True, viewport={"width": width, "height": height})
+                                                            headless=True, viewport={"width": width, "height": height},
+                                                            java_script_enabled=javascript)
             try:
                 page = context.pages[0] if context.pages else context.new_page()
                 page.pace_errors = []

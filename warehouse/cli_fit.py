@@ -293,8 +293,9 @@ def export(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Reuse a folder an earlier `pace export` wrote: "
                                             "only that export's files are replaced; nothing else is touched.")]
         = False,
-    fmt: Annotated[str, typer.Option("--format", help="parquet: every table and view; eee: per-instance scores "
-                                     "and predictions in the Every Eval Ever layout.")] = "parquet",
+    fmt: Annotated[str, typer.Option("--format", envvar="PACE_EXPORT_FORMAT", show_envvar=True,
+                                     help="parquet: every table and view; eee: per-instance scores and "
+                                          "predictions in the Every Eval Ever layout.")] = "parquet",
     db: DbOpt = None,
 ) -> None:
     """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md;

@@ -24,7 +24,7 @@ SCREENSHOT = REPO / "out" / "report.png"
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
     """A small SYNTHETIC warehouse: an abs fit without HELD_OUT, and two LOOCV runs (default, mean)."""
-    db, summary = synthetic_warehouse(tmp_path_factory.mktemp("report"), n_models=7, seed=5, scale=0.1)
+    db, summary = synthetic_warehouse(tmp_path_factory.mktemp("report"), n_models=7, seed=5, scale=0.06)
     wh = Warehouse(db)
     wh.fit(task="abs", sources=SOURCES, count=12, exclude=HELD_OUT)
     wh.loocv("abs", sources=SOURCES, count=12)
@@ -145,3 +145,11 @@ def test_report_in_headless_chromium(fitted, tmp_path):
         shutil.copyfile(tmp_path / "report.png", SCREENSHOT)
         assert page.pace_errors == []
     assert Path(SCREENSHOT).stat().st_size > 10_000
+    # without JavaScript: the same charts and tables, the browser's own tooltips, no filter to offer
+    with chromium_page(javascript=False) as page:
+        page.goto(out.as_uri())
+        assert page.locator('svg[data-chart="strip"]').count() == len(targets)
+        assert page.locator('svg[data-chart="strip"]').first.is_visible()
+        assert page.locator(".pred-mark title").count() == len(targets)
+        assert not page.locator("#target-filter").is_visible()
+        assert page.pace_errors == []
