@@ -8,8 +8,8 @@ others:
   ``adapter_spec.model`` (the model, e.g. ``openai/gpt2``);
 * ``per_instance_stats.json``: a list with one entry per (instance, train trial[, perturbation]):
   ``instance_id``, ``train_trial_index``, optional ``perturbation`` and ``stats``, a list of statistics
-  each named by a ``MetricName`` (``name``, ``split``, optional ``sub_split``, ``perturbation``, ``k``)
-  with ``count``, ``sum``, ``mean``, ...;
+  each named by a ``MetricName`` (``name``, and the instance's context: ``split``, ``sub_split``,
+  ``perturbation``) with ``count``, ``sum``, ``mean``, ...;
 * ``scenario_state.json``: the adapter spec and ``request_states``, each with its ``instance``
   (``id``, ``split``, ``input``, ``references``, ...).
 
@@ -151,8 +151,8 @@ def read(path: Path, hmap: HarnessMap, model: str | None, duplicates: str) -> Fi
                 if not isinstance(name, dict):
                     continue
                 seen_names.add((str(name.get("name")), str(name.get("split"))))
-                if (name.get("name") == leaf.metric and name.get("split") == split and not name.get("sub_split")
-                        and not name.get("perturbation")):
+                # a per-instance statistic carries its instance's context (split, sub_split, perturbation)
+                if name.get("name") == leaf.metric and name.get("split") == split and not name.get("perturbation"):
                     if iid not in values:
                         order.append(iid)
                     values[iid].append(_value(stat))
