@@ -36,7 +36,7 @@ import duckdb
 from ingest.eee import PACE_BENCHMARK, PACE_KIND, PACE_METRIC, PACE_SUBDIR, SCHEMA_VERSION
 from warehouse.outputs import output_run, require_empty_or_ours
 
-GROUP = "export-eee"
+GROUP = "export --format eee"
 _NAMESPACE = uuid.UUID("6f1d3c52-4e0b-4f6e-9a57-2f0e8b1d7c11")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 NO_SCORE = "no usable score in the warehouse (stored as NULL); evaluation.score 0 is a placeholder"
