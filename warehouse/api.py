@@ -645,7 +645,6 @@ class Warehouse:
         with self._reading() as con:
             return writer(con, settings.user_path(out), overwrite=overwrite)
 
-
     # ----------------------------------------------------------------------------------------- report
     def report(self, out: Union[str, os.PathLike], models: Union[str, Sequence[str], None] = None) -> dict:
         """Write one self-contained HTML page (``out``): per model in ``models`` its predictions drawn
