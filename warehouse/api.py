@@ -29,6 +29,7 @@ Names = Union[str, Sequence[str], None]
 DEFAULTS = {"count": 100, "B": 300, "seed": 42, "nc_max": 10, "missing": "mask"}
 TASKS = ("abs", "pair")
 FIT_TASKS = ("abs", "pair", "both")
+EXPORT_FORMATS = ("parquet", "eee")
 
 
 def _names(value: Names) -> Optional[list[str]]:
@@ -613,9 +614,11 @@ class Warehouse:
             con.close()
 
     # ----------------------------------------------------------------------------------------- export
-    def export(self, out: Union[str, os.PathLike], *, overwrite: bool = False) -> list[tuple[str, int]]:
+    def export(self, out: Union[str, os.PathLike], *, overwrite: bool = False,
+               format: str = "parquet") -> list[tuple[str, int]]:
         """Write every table and view as Parquet (scores partitioned by benchmark), ``SCHEMA.md`` and
-        ``spark/views.sql`` to ``out``.
+        ``spark/views.sql`` to ``out``; or, with ``format='eee'``, the per-instance scores and the
+        predictions in the Every Eval Ever layout (``warehouse.export_eee``).
 
         Parameters
         ----------
@@ -623,6 +626,7 @@ class Warehouse:
             A new or empty folder (its parent must exist).
         overwrite : bool
             Reuse a folder an earlier export wrote: only that export's files are replaced.
+        format : {'parquet', 'eee'}
 
         Returns
         -------
@@ -634,9 +638,42 @@ class Warehouse:
         [('scores', 1200000), ('benchmarks', 18), ...]
         """
         from warehouse.export import export_parquet
+        from warehouse.export_eee import export_eee
 
+        validate.choice(format, "--format", EXPORT_FORMATS)
+        writer = export_eee if format == "eee" else export_parquet
         with self._reading() as con:
-            return export_parquet(con, settings.user_path(out), overwrite=overwrite)
+            return writer(con, settings.user_path(out), overwrite=overwrite)
+
+    # ----------------------------------------------------------------------------------------- report
+    def report(self, out: Union[str, os.PathLike], models: Union[str, Sequence[str], None] = None) -> dict:
+        """Write one self-contained HTML page (``out``): per model in ``models`` its predictions drawn
+        against the training models' true scores, with coverage, the proxy used and what its plan buys;
+        the fit and the stored LOOCV runs (metrics, methods beside the baselines, predicted-vs-true
+        scatters); the most and least informative selected instances (see ``warehouse.report``).
+
+        Parameters
+        ----------
+        out : path
+            The HTML file: new, or one an earlier report wrote (anything else is refused).
+        models : str or list of str, optional
+            Models to predict (each as :meth:`predict` does, partial coverage allowed and noted).
+
+        Returns
+        -------
+        dict
+            What the page shows (the JSON it carries inline).
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").report("report.html", ["NewModel"])["targets"]   # doctest: +SKIP
+        ['gaia', 'swebench', 'swebench_multimodal', 'swtbench']
+        """
+        from warehouse.report import write_report
+
+        items = [models] if isinstance(models, str) else list(models or [])
+        names = list(dict.fromkeys(validate.model_name(m, "--model") for m in items))
+        return write_report(self, settings.user_path(out), names)
 
 
 def _require_pandas() -> None:

@@ -338,6 +338,29 @@ def demo(
     run_demo(db, seed=seed)
 
 
+@app.command()
+def report(
+    out: Annotated[Path, typer.Argument(help="The HTML file to write (new, or one an earlier `pace report` wrote).")],
+    model: Annotated[Optional[list[str]], typer.Option(
+        "--model", help="A model to predict on the page (repeat for several).")] = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """One self-contained HTML page (no network when viewed): per --model its predictions against the
+    training models, coverage, proxy and what its plan buys; the fit and the stored LOOCV runs;
+    the most and least informative selected instances."""
+    from warehouse.api import Warehouse
+
+    out = settings.user_path(out)
+    data = Warehouse(db, status=err_console.status).report(out, model)
+    if json_out:
+        emit_json({"out": str(out), "models": [s["model"] for s in data["models"]],
+                   "loocv_runs": len(data["loocv"]), "targets": data["targets"]})
+        return
+    console.print(f"-> {out} ({len(data['models'])} models, {len(data['loocv'])} LOOCV runs, "
+                  f"{data['instances']['n_selected']} selected instances)", highlight=False, markup=False)
+
+
 def _mount_optional() -> None:
     """Commands of later stages register themselves here when their modules exist."""
     import importlib

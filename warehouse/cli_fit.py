@@ -293,14 +293,18 @@ def export(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Reuse a folder an earlier `pace export` wrote: "
                                             "only that export's files are replaced; nothing else is touched.")]
         = False,
+    fmt: Annotated[str, typer.Option("--format", envvar="PACE_EXPORT_FORMAT", show_envvar=True,
+                                     help="parquet: every table and view; eee: per-instance scores and "
+                                          "predictions in the Every Eval Ever layout.")] = "parquet",
     db: DbOpt = None,
 ) -> None:
-    """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md."""
+    """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md;
+    or the per-instance scores (and the predictions, marked as such) as Every Eval Ever files."""
     out = settings.user_path(out)
-    written = warehouse_api(db).export(out, overwrite=overwrite)
+    written = warehouse_api(db).export(out, overwrite=overwrite, format=fmt)
     for name, n in written:
-        console.print(f"{name:<22} {n:>10,} rows", highlight=False)
-    console.print(f"-> {out}/ (see {out}/SCHEMA.md)", highlight=False)
+        console.print(f"{name:<22} {n:>10,}" + (" rows" if fmt == "parquet" else ""), highlight=False)
+    console.print(f"-> {out}/ (see {out}/{'SCHEMA.md' if fmt == 'parquet' else 'README.md'})", highlight=False)
 
 
 def mount(app: typer.Typer) -> None:

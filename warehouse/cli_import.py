@@ -1,6 +1,8 @@
-"""`pace import lm-eval|inspect`: per-sample results written by evaluation harnesses (mounted on the main app)."""
+"""`pace import lm-eval|inspect|helm|eee`: per-sample results written by evaluation harnesses (mounted on the
+main app)."""
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,9 +13,10 @@ from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
 from warehouse.output import emit_json
 
 import_app = typer.Typer(
-    help="Import per-sample results written by evaluation harnesses, with the guarantees of `pace ingest` "
-         "(idempotent, all or nothing, anomalies reported, lake kept in step). A TOML map says, per harness "
-         "task, the Pace benchmark/subdir, the metric that is the score and the instance id (see README).",
+    help="Import per-sample results written by evaluation harnesses (lm-eval, Inspect, HELM) or in the Every "
+         "Eval Ever layout, with the guarantees of `pace ingest` (idempotent, all or nothing, anomalies reported, "
+         "lake kept in step). A TOML map says, per harness task, the Pace benchmark/subdir, the metric that is "
+         "the score and the instance id (see README).",
     no_args_is_help=True)
 
 MapOpt = Annotated[Path, typer.Option(
@@ -30,7 +33,8 @@ DupOpt = Annotated[str, typer.Option(
     "--duplicates", help="A repeated instance id keeps its first row, its last row, or is an error.")]
 
 
-def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, duplicates, json_out) -> None:
+def _run(kind: str, path: Path, map_path: Optional[Path], model, db, lake, prune, strict, duplicates,
+         json_out) -> None:
     from ingest.csvfile import DUPLICATE_POLICIES
     from ingest.harness import READERS, read_results
     from ingest.harness_map import load_map
@@ -40,8 +44,10 @@ def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, 
     validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
     if model is not None:
         model = validate.model_name(model, "--model")
-    path, map_path = settings.user_path(path), settings.user_path(map_path)
-    load_map(map_path, kind)
+    path = settings.user_path(path)
+    map_path = None if map_path is None else settings.user_path(map_path)
+    if map_path is not None:
+        load_map(map_path, kind)
     total = len(READERS[kind].discover(path))
     bar, advance = progress_bar(total, f"import {kind}", not json_out)
     with bar:                                       # every file is read and checked before the warehouse opens
@@ -54,37 +60,50 @@ def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, 
         typer.echo(report.to_text())
 
 
-@import_app.command("lm-eval")
-def import_lm_eval(
-    path: Annotated[Path, typer.Argument(help="An lm-eval --output_path folder (searched for "
-                                         "samples_<task>_<time>.jsonl) or one samples file.")],
-    map_path: MapOpt,
-    model: ModelOpt = None,
-    db: DbOpt = None,
-    lake: LakeOpt = None,
-    prune: PruneOpt = False,
-    strict: StrictOpt = False,
-    duplicates: DupOpt = "first",
-    json_out: JsonOpt = False,
-) -> None:
-    """Import lm-evaluation-harness samples (written with --log_samples)."""
-    _run("lm-eval", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+OptionalMapOpt = Annotated[Optional[Path], typer.Option(
+    "--map", envvar="PACE_IMPORT_MAP", show_envvar=True,
+    help="Optional TOML map, tasks.<evaluation_name> -> benchmark, subdir, metric (score | is_correct), "
+         "id (sample_id | metadata.<field>). Without it: the leaf pace wrote, else the evaluation name.")]
+
+#: per format: what PATH is, the command's help, and whether the map is optional
+FORMATS = {
+    "lm-eval": ("An lm-eval --output_path folder (searched for samples_<task>_<time>.jsonl) or one samples file.",
+                "Import lm-evaluation-harness samples (written with --log_samples).", MapOpt),
+    "inspect": ("An Inspect log folder (searched for *.eval / *.json) or one log.",
+                "Import Inspect AI evaluation logs (read with inspect_ai; extra `inspect`).", MapOpt),
+    "helm": ("HELM run folders (searched for per_instance_stats.json beside run_spec.json and scenario_state.json), "
+             "e.g. benchmark_output/runs/v1.",
+             "Import HELM runs: per instance, the statistic the map names on its split (tasks: scenario names).",
+             MapOpt),
+    "eee": ("Every Eval Ever aggregates (*.json, searched recursively) with their per-instance *_samples.jsonl, "
+            "e.g. a `pace export --format eee`.",
+            "Import Every Eval Ever per-instance results (predictions a pace export marked are never imported).",
+            OptionalMapOpt),
+}
 
 
-@import_app.command("inspect")
-def import_inspect(
-    path: Annotated[Path, typer.Argument(help="An Inspect log folder (searched for *.eval / *.json) or one log.")],
-    map_path: MapOpt,
-    model: ModelOpt = None,
-    db: DbOpt = None,
-    lake: LakeOpt = None,
-    prune: PruneOpt = False,
-    strict: StrictOpt = False,
-    duplicates: DupOpt = "first",
-    json_out: JsonOpt = False,
-) -> None:
-    """Import Inspect AI evaluation logs (read with inspect_ai; extra `inspect`)."""
-    _run("inspect", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+def _register(kind: str, path_help: str, doc: str, map_opt, map_optional: bool) -> None:
+    """One `pace import KIND` command (they differ only in what PATH is and whether the map is optional)."""
+    def command(path, map_path=None, model=None, db=None, lake=None, prune=False, strict=False, duplicates="first",
+                json_out=False) -> None:
+        _run(kind, path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+
+    # the signature typer reads, with real objects (not the strings `from __future__ import annotations`
+    # leaves) and --map required unless the format may go without it
+    params = [("path", Annotated[Path, typer.Argument(help=path_help)], inspect.Parameter.empty),
+              ("map_path", map_opt, None if map_optional else inspect.Parameter.empty),
+              ("model", ModelOpt, None), ("db", DbOpt, None), ("lake", LakeOpt, None), ("prune", PruneOpt, False),
+              ("strict", StrictOpt, False), ("duplicates", DupOpt, "first"), ("json_out", JsonOpt, False)]
+    command.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=a, default=d) for n, a, d in params],
+        return_annotation=None)
+    command.__annotations__ = {n: a for n, a, _ in params} | {"return": None}
+    command.__doc__ = doc
+    import_app.command(kind)(command)
+
+
+for _kind, (_path_help, _doc, _map_opt) in FORMATS.items():
+    _register(_kind, _path_help, _doc, _map_opt, _map_opt is OptionalMapOpt)
 
 
 def mount(app: typer.Typer) -> None:

@@ -260,7 +260,7 @@ def test_the_readmes_example_maps_are_valid(tmp_path):
     from tests.conftest import REPO
 
     blocks = re.findall(r"```toml\n(# (\S+)\.toml:.*?)```", (REPO / "README.md").read_text(), re.S)
-    assert sorted(kind for _, kind in blocks) == ["inspect", "lm-eval"]
+    assert sorted(kind for _, kind in blocks) == ["helm", "inspect", "lm-eval"]
     for text, kind in blocks:
         (tmp_path / f"{kind}.toml").write_text(text)
         assert load_map(tmp_path / f"{kind}.toml", kind).tasks
