@@ -196,8 +196,9 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
 
 # ------------------------------------------------------------------------------------ sql / shell
 WriteOpt = Annotated[bool, typer.Option(
-    "--write", help="Allow statements that change the warehouse or write files (INSERT, DELETE, DROP, COPY, "
-                    "ATTACH, ...). Without it the warehouse is opened read-only.")]
+    "--write", help="Allow statements that change the warehouse (INSERT, DELETE, DROP, CREATE, ...). Without "
+                    "it the warehouse is opened read-only. Either way no file, URL or extension outside the "
+                    "warehouse is reachable and settings are locked.")]
 
 
 @app.command()
@@ -224,10 +225,13 @@ def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
     from warehouse.shell import run_shell
     from warehouse.sqlguard import after_write
 
-    con = open_write(db) if write else open_read(db)
-    run_shell(con, write=write)
+    con = connect(db, read_only=not write, create=False, sandbox=True)
+    failed = run_shell(con, write=write)
     if write:
         after_write(con)
+    if failed:
+        fail(f"{failed} statement{'s' if failed > 1 else ''} failed or {'were' if failed > 1 else 'was'} refused "
+             "(see above)")
 
 
 # ---------------------------------------------------------------------------------------- doctor
