@@ -74,9 +74,11 @@ def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
     return con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()[0]
 
 
-def writable_folders(lake: Path) -> list[Path]:
-    """The folders of ``lake`` that pace writes into: partitions and staging (not the stamp)."""
-    return [Path(lake) / LAKE_TABLE, Path(lake) / STAGING]
+def writable_folders(con: duckdb.DuckDBPyConnection) -> list[Path]:
+    """The folders of this warehouse's lake that pace writes into (partitions and staging, not the
+    stamp); none when the lake is not its own (:func:`sync_lake` then says why)."""
+    lake = lake_of(con)
+    return [] if owner_problem(con, lake) else [lake / LAKE_TABLE, lake / STAGING]
 
 
 # ------------------------------------------------------------------------------------ ownership
@@ -107,8 +109,9 @@ def write_stamp(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     os.replace(tmp, lake / STAMP)
 
 
-def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path) -> str | None:
-    """Why this warehouse must not write or clean ``lake`` (None: it is its own, or new)."""
+def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool = True) -> str | None:
+    """Why this warehouse must not write or clean ``lake`` (None: it is its own, or new). An unstamped
+    lake with partitions is compared with ``scores`` (``content=False``: row counts only)."""
     lake = Path(lake)
     stamp = read_stamp(lake)
     ours = warehouse_id(con)
@@ -119,7 +122,7 @@ def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path) -> str | None:
     if not has_partitions(lake):
         return None
     marked = set(pending(con))
-    foreign = sorted(b for b, (_, stored) in lake_drift(con, lake).items()
+    foreign = sorted(b for b, (_, stored) in lake_drift(con, lake, content=content).items()
                      if b not in marked and stored != (0, None))
     if not foreign:
         return None
@@ -133,12 +136,31 @@ NOT_OURS = ("it is never written or cleaned from here: pass --lake DIR (or PACE_
             "warehouse's own, or move that folder away (`pace doctor` then writes a new lake from scores)")
 
 
-def claim_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+def stamp_if_provably_ours(con: duckdb.DuckDBPyConnection) -> None:
+    """On a write open after a migration: stamp a lake from before stamps that provably is this
+    warehouse's (so that readers need not compare it with scores again). A lake pace cannot write
+    to, or may not claim, is left for the next writer to explain."""
+    lake = lake_of(con)
+    if lake.is_dir() and read_stamp(lake) is None and owner_problem(con, lake) is None:
+        try:
+            write_stamp(con, lake)
+        except OSError:
+            pass
+
+
+def claim_lake(con: duckdb.DuckDBPyConnection, lake: Path, *, stamp: bool = True) -> None:
     """Before writing into ``lake``: refuse (one line) a lake this warehouse does not own, and stamp
-    a lake without a stamp that is new or provably its own."""
+    a lake without a stamp that is new or provably its own (``stamp=False``: not yet, the caller
+    stamps it with :func:`stamp_lake` once it writes there)."""
     problem = owner_problem(con, lake)
     if problem:
         raise UserError(f"{problem}: {NOT_OURS}")
+    if stamp:
+        stamp_lake(con, lake)
+
+
+def stamp_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+    """Stamp a lake that :func:`claim_lake` let this warehouse write, unless it is stamped already."""
     if read_stamp(lake) is None:
         write_stamp(con, lake)
 

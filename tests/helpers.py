@@ -76,3 +76,32 @@ def kill_at(monkeypatch, module, name: str) -> None:
         raise Killed()
 
     monkeypatch.setattr(module, name, killed)
+
+
+def run_pace_killed(target: str, *args, nth: int = 1) -> int:
+    """Run the `pace` command line with ``args`` in a new process that is killed (SIGKILL, as by
+    ``kill -9``) the moment ``target`` (``"module:function"``, e.g. ``"ingest.lake:swap_lake"``) is
+    called for the ``nth`` time; returns the process's exit status (-9 when it was killed there)."""
+    import subprocess
+    import sys
+
+    code = """if True:
+        import importlib, os, signal, sys
+        target, nth, *args = sys.argv[1:]
+        module, name = target.split(":")
+        module = importlib.import_module(module)
+        real, calls = getattr(module, name), []
+
+        def dies(*a, **k):
+            calls.append(1)
+            if len(calls) >= int(nth):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(*a, **k)
+
+        setattr(module, name, dies)
+        from warehouse.cli import main
+        main(args)
+    """
+    proc = subprocess.run([sys.executable, "-c", code, target, str(nth), *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+    return proc.returncode

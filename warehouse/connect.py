@@ -200,7 +200,7 @@ def _quoted(text: str) -> str:
 
 
 #: DuckDB's words for a file it cannot read as a database: damaged, truncated, or not one at all
-_DAMAGED = ("Corrupt database file", "Could not read enough bytes", "checksum", "WAL", "Failed to read")
+_DAMAGED = ("Corrupt database file", "Could not read enough bytes", "does not match stored checksum", "replaying WAL")
 
 
 def describe_open_error(path: Path, exc: BaseException) -> str:
@@ -261,9 +261,19 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
     ``sandbox`` opens the connection for ad-hoc SQL: see :func:`lock_down` (a write open may still
     write its lake's partitions, so that the lake follows what the SQL changed).
     """
+    path = db_path(db)
+    try:
+        return _connect(path, read_only, udfs, create, refresh_collapsed, sandbox)
+    except duckdb.Error as exc:
+        if any(word in str(exc) for word in _DAMAGED):     # the catalog or a block is unreadable
+            raise UserError(describe_open_error(path, exc)) from exc
+        raise
+
+
+def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_collapsed: bool,
+             sandbox: bool) -> duckdb.DuckDBPyConnection:
     from ingest.collapsed import is_stale
 
-    path = db_path(db)
     if read_only:
         _require_file(path)
         con = _open(path, read_only=True, sandbox=sandbox)
@@ -287,6 +297,8 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
             if existed and not create:
                 _refuse_foreign(con, path)
             apply_schema(con)
+            if existed:
+                _stamp_lake(con)
         _repair_lake_if_pending(con)
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
@@ -294,9 +306,9 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
         from warehouse.udfs import register_all
         register_all(con)
     if sandbox:
-        from ingest.lake import lake_of, writable_folders
+        from ingest.lake import writable_folders
 
-        lock_down(con, [] if read_only else writable_folders(lake_of(con)))
+        lock_down(con, [] if read_only else writable_folders(con))
     return con
 
 
@@ -313,10 +325,18 @@ def migrate(path: Path, problem: str, *, refresh_collapsed: bool = True) -> None
     try:
         if schema_problem(con):
             apply_schema(con)
+            _stamp_lake(con)
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
     finally:
         con.close()
+
+
+def _stamp_lake(con: duckdb.DuckDBPyConnection) -> None:
+    """After a migration: a lake from before owner stamps gets this warehouse's when it provably is its."""
+    from ingest.lake import stamp_if_provably_ours
+
+    stamp_if_provably_ours(con)
 
 
 def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
