@@ -121,14 +121,20 @@ def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool =
         return f"{lake} belongs to another warehouse ({stamp.get('database') or 'unnamed'})"
     if not has_partitions(lake):
         return None
+    # Evidence: the partitions that can be read. Each must equal scores (or be marked pending by this
+    # warehouse); a damaged one proves nothing either way (`pace doctor` rewrites it from scores), but
+    # a lake with nothing readable proves nothing at all.
     marked = set(pending(con))
-    foreign = sorted(b for b, (_, stored) in lake_drift(con, lake, content=content).items()
-                     if b not in marked and stored != (0, None))
-    if not foreign:
+    drift = lake_drift(con, lake, content=content)
+    broken = damaged(drift)
+    foreign = sorted(b for b, (_, stored) in drift.items()
+                     if b not in marked and b not in broken and stored != (0, None))
+    if not foreign and len(broken) < len(lake_benchmarks(lake)):
         return None
+    foreign = foreign or sorted(broken)
     more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
     return (f"{lake} has no owner stamp and its partitions of {', '.join(foreign[:4])}{more} differ from this "
-            "warehouse's scores, so it may be another warehouse's")
+            "warehouse's scores (or cannot be read), so it may be another warehouse's")
 
 
 #: what to do about a lake this warehouse does not own (the end of its one-line refusal)

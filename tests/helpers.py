@@ -105,3 +105,19 @@ def run_pace_killed(target: str, *args, nth: int = 1) -> int:
     proc = subprocess.run([sys.executable, "-c", code, target, str(nth), *map(str, args)], capture_output=True,
                           text=True, timeout=300)
     return proc.returncode
+
+
+def lm_eval_output(root: Path, *, benchmark: str, subdir: str, score: float, n: int = 40) -> tuple[Path, Path]:
+    """(output folder, map file): an lm-evaluation-harness output of model Qwen on task ``quiz`` (``n``
+    samples with ids 0..n-1, each scoring ``score``) and a map sending it to ``benchmark``/``subdir``."""
+    import json
+
+    out = root / "lm" / "Qwen"
+    out.mkdir(parents=True)
+    (out / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"results": {"quiz": {}}, "model_name": "Qwen"}))
+    (out / "samples_quiz_2025-01-01T00-00-00.jsonl").write_text("".join(
+        json.dumps({"doc_id": i, "doc": {"qid": str(i)}, "filter": "none", "metrics": ["acc"], "acc": score}) + "\n"
+        for i in range(n)))
+    write_csv(root / "map.toml", f'[tasks.quiz]\nbenchmark = "{benchmark}"\nsubdir = "{subdir}"\nmetric = "acc"\n'
+                                 'id = "doc.qid"\n')
+    return root / "lm", root / "map.toml"

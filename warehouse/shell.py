@@ -43,7 +43,8 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False
             result = None if rel is None else (rel.columns, rel.fetchall())
         except duckdb.Error as exc:
             failed += 1
-            err_console.print(f"error: {explain(exc, write=write)}", highlight=False, markup=False, style="red")
+            err_console.print(f"error: {explain(exc, write=write)}", highlight=False, markup=False, style="red",
+                              soft_wrap=True)
             continue
         if result is not None:
             print_rows(*result, max_rows=100)

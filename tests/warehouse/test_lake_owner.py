@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from ingest.lake import STAMP, lake_drift
-from tests.helpers import run_pace, run_pace_killed, write_csv
+from tests.helpers import lm_eval_output, run_pace, run_pace_killed
 from warehouse.connect import connect
 
 ROWS = "SELECT model, benchmark, subdir, instance_id, score, metric_name, origin, source_ref FROM scores ORDER BY ALL"
@@ -117,8 +117,11 @@ def test_an_unstamped_lake_is_adopted_only_when_it_provably_matches(tmp_path, wh
 
 
 # --------------------------------------------------------------------------- repairs from scores
-def test_a_truncated_lake_file_is_reported_and_rebuilt(wh):
+@pytest.mark.parametrize("stamped", [True, False], ids=["stamped", "from-before-stamps"])
+def test_a_truncated_lake_file_is_reported_and_rebuilt(wh, stamped):
     db = wh / "pace.duckdb"
+    if not stamped:                 # a damaged partition proves nothing against a lake whose others match
+        (wh / "lake" / STAMP).unlink()
     victim = next((wh / "lake" / "scores" / "benchmark=gaia").glob("*.parquet"))
     victim.write_bytes(victim.read_bytes()[:100])
     status = run_pace("status", "--db", db, "--json")
@@ -167,18 +170,6 @@ def test_a_lost_database_is_rebuilt_from_its_lake_and_a_missing_lake_is_named(tm
 
 
 # -------------------------------------------------------------------------------------- kill -9
-def _lm_eval(tmp_path: Path) -> tuple[Path, Path]:
-    out = tmp_path / "lm" / "Qwen"
-    out.mkdir(parents=True)
-    (out / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"results": {"quiz": {}}, "model_name": "Qwen"}))
-    (out / "samples_quiz_2025-01-01T00-00-00.jsonl").write_text("".join(
-        json.dumps({"doc_id": i, "doc": {"qid": str(i)}, "filter": "none", "metrics": ["acc"], "acc": 0.5}) + "\n"
-        for i in range(20)))
-    write_csv(tmp_path / "map.toml", '[tasks.quiz]\nbenchmark = "src"\nsubdir = "leaf_a"\nmetric = "acc"\n'
-                                     'id = "doc.qid"\n')
-    return tmp_path / "lm", tmp_path / "map.toml"
-
-
 KILLS = [  # (what, where it dies, benchmarks left stale)
     ("alias", "ingest.lake:write_lake", ["gaia", "src"]),       # committed, nothing staged yet
     ("alias", "ingest.lake:swap_lake", ["gaia", "src"]),        # committed, staged, nothing swapped
@@ -194,7 +185,7 @@ def test_a_writer_killed_after_its_commit_leaves_a_lake_doctor_names_and_repairs
     if what == "alias":
         args = ["alias", "add", "M2", "M2-renamed", "--db", db]
     else:
-        lm, map_path = _lm_eval(tmp_path)
+        lm, map_path = lm_eval_output(tmp_path, benchmark="src", subdir="leaf_a", score=0.5, n=20)
         args = ["import", "lm-eval", lm, "--map", map_path, "--db", db]
     target, _, nth = where.partition("@")
     assert run_pace_killed(target, *args, nth=int(nth or 1)) == -9
