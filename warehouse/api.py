@@ -83,8 +83,9 @@ class Warehouse:
         Refuse every call that would write (``ingest``, storing ``loocv`` / ``fit`` rows, a restricted
         fit made by ``predict``). Reading never takes the write lock either way.
     lake : str or os.PathLike, optional
-        The Parquet lake folder for ``ingest`` (default: the one recorded in the warehouse, else
-        ``$PACE_LAKE``, else ``lake/`` beside the file).
+        The Parquet lake folder for ``ingest`` (default: ``$PACE_LAKE``, else the one recorded in the
+        warehouse, else a folder beside the file named after it: ``lake/`` for ``pace.duckdb``,
+        ``NAME.lake/`` for ``NAME.duckdb``). A lake of another warehouse is refused.
     status : callable, optional
         ``status(message)`` returning a context manager, entered around long steps (the command line
         passes a spinner). Default: nothing is shown.

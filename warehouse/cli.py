@@ -86,7 +86,7 @@ def ingest(
              "it exists, else $PACE_RESULTS_DIR.")] = None,
     db: DbOpt = None,
     lake: Annotated[Optional[Path], typer.Option(
-        "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside it).")]
+        "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside pace.duckdb, NAME.lake/ beside NAME.duckdb).")]
         = None,
     prune: Annotated[bool, typer.Option(help="Remove rows of files of THIS tree that disappeared from it "
                                         "(files of other trees are never touched).")] = False,
@@ -406,7 +406,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UserError, IngestError) as exc:
         if debug:
             raise
-        typer.echo(f"error: {_memory_hint(str(exc))}", err=True)
+        typer.echo(f"error: {_damage_hint(str(exc), args) or _memory_hint(str(exc))}", err=True)
         code = 2
     except typer.Exit as exc:
         code = exc.exit_code
@@ -416,10 +416,28 @@ def main(argv: Optional[list[str]] = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
         if debug:
             raise
+        damage = _damage_hint(str(exc), args)           # a damaged block met after the file opened
         first = (str(exc).strip().splitlines() or [""])[0]
-        typer.echo(f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
-        code = 1
+        typer.echo(f"error: {damage}" if damage else
+                   f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
+        code = 2 if damage else 1
     sys.exit(code)
+
+
+def _damage_hint(message: str, args: list[str]) -> Optional[str]:
+    """DuckDB's word for a damaged warehouse file, met by a query after it opened, as the one line
+    that names the file and the way back (warehouse.connect.describe_open_error)."""
+    from warehouse.connect import describe_open_error, is_damage
+
+    if not is_damage(message) or "--from-lake" in message:
+        return None
+    db = None                                   # the last --db on the line, else PACE_DB / the default
+    for i, arg in enumerate(args):
+        if arg == "--db" and i + 1 < len(args):
+            db = args[i + 1]
+        elif arg.startswith("--db="):
+            db = arg[len("--db="):]
+    return describe_open_error(settings.db_path(db), RuntimeError(message))
 
 
 def _with_value(exc, args: list[str]) -> str:

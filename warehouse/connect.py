@@ -203,6 +203,11 @@ def _quoted(text: str) -> str:
 _DAMAGED = ("Corrupt database file", "Could not read enough bytes", "does not match stored checksum", "replaying WAL")
 
 
+def is_damage(message: str) -> bool:
+    """Whether a DuckDB error says the database file is damaged."""
+    return any(word in message for word in _DAMAGED)
+
+
 def describe_open_error(path: Path, exc: BaseException) -> str:
     """A one-line explanation of why DuckDB could not open ``path``."""
     text = str(exc)
@@ -213,7 +218,7 @@ def describe_open_error(path: Path, exc: BaseException) -> str:
                 "(e.g. an open `pace shell`, a running ingest, loocv or run) and retry")
     if "not a valid DuckDB database file" in text:
         return f"{path} is not a DuckDB database file" + _rebuild_hint(path)
-    if any(word in text for word in _DAMAGED):
+    if is_damage(text):
         return f"{path} is damaged ({text.splitlines()[0]}){_rebuild_hint(path)}"
     if "Read-only file system" in text:
         return f"{path}: cannot open it for writing (read-only file system); read-only commands still work"
@@ -265,7 +270,7 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
     try:
         return _connect(path, read_only, udfs, create, refresh_collapsed, sandbox)
     except duckdb.Error as exc:
-        if any(word in str(exc) for word in _DAMAGED):     # the catalog or a block is unreadable
+        if is_damage(str(exc)):                 # the catalog or a block is unreadable
             raise UserError(describe_open_error(path, exc)) from exc
         raise
 

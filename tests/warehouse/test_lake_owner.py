@@ -160,6 +160,23 @@ def test_a_damaged_database_is_named_and_rebuilt_from_its_lake(wh, small_tree):
     _one_line(run_pace("doctor", "--from-lake", "--db", db), 2, "opens", "move it away")
 
 
+def test_damage_met_after_the_file_opened_is_named_too(wh):
+    """Garbage over the middle of the file: whichever block a command meets first, at the open or in a
+    query, the error is one line naming the file and the way back."""
+    db = wh / "pace.duckdb"
+    data = bytearray(db.read_bytes())
+    third = len(data) // 3
+    data[third: 2 * third] = b"\xa5" * third
+    db.write_bytes(bytes(data))
+    failed = 0
+    for command in (["status"], ["sql", "SELECT sum(score) FROM scores"], ["export", wh.parent / "ex"]):
+        result = run_pace(*command, "--db", db)
+        if result.exit_code:
+            _one_line(result, 2, str(db), "damaged", "pace doctor --from-lake")
+            failed += 1
+    assert failed
+
+
 def test_a_lost_database_is_rebuilt_from_its_lake_and_a_missing_lake_is_named(tmp_path, wh):
     db = wh / "pace.duckdb"
     rows = _rows(db)
