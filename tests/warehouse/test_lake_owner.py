@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from ingest.lake import STAMP, lake_drift
-from tests.helpers import lm_eval_output, run_pace, run_pace_killed
+from tests.helpers import lm_eval_output, run_pace, run_pace_killed, write_csv
 from warehouse.connect import connect
 
 ROWS = "SELECT model, benchmark, subdir, instance_id, score, metric_name, origin, source_ref FROM scores ORDER BY ALL"
@@ -114,6 +114,16 @@ def test_an_unstamped_lake_is_adopted_only_when_it_provably_matches(tmp_path, wh
     check = run_pace("doctor", "--db", demo)
     assert check.exit_code == 1 and "no owner stamp" in check.stdout, check
     assert _lake_files(wh / "lake") == before
+
+
+def test_staging_beside_the_lake_from_an_older_pace_is_reported_not_removed(wh):
+    """Before stamps, staging folders sat beside the lake, where two warehouses' writers could meet."""
+    old = wh / ".lake.staging-0badcafe"
+    write_csv(old / "scores" / "benchmark=gaia" / "data_0.parquet", "partial")
+    check = run_pace("doctor", "--check", "--db", wh / "pace.duckdb")
+    assert check.exit_code == 1 and ".lake.staging-0badcafe" in check.stdout, check
+    repair = run_pace("doctor", "--db", wh / "pace.duckdb")
+    assert repair.exit_code == 1 and "not removed" in repair.stdout and old.is_dir(), repair
 
 
 # --------------------------------------------------------------------------- repairs from scores
