@@ -16,13 +16,29 @@ from warehouse import Warehouse
 from warehouse.errors import UserError
 
 
-@pytest.fixture
-def wh(tmp_path, small_tree) -> Path:
-    (tmp_path / "wh").mkdir()
-    db = tmp_path / "wh" / "pace.duckdb"
-    assert run_pace("ingest", small_tree, "--db", db, "--no-progress").exit_code == 0
-    write_csv(tmp_path / "secret.csv", "user,password\nroot,hunter2\n")
+def _warehouse(folder: Path) -> Path:
+    """folder/wh/pace.duckdb holding a tiny tree, and folder/secret.csv, a file it must never read."""
+    tree = folder / "tree"
+    for model, score in (("M1", "1.0"), ("M2", "0.0")):
+        for leaf in ("leaf_a", "leaf_b"):
+            write_csv(tree / "src" / leaf / f"{model}.csv", f"id,score,metric_name\nx1,{score},acc\nx2,0.5,acc\n")
+        write_csv(tree / "gaia" / f"{model}.csv", f"id,score,metric_name\ng1,{score},acc\ng2,1.0,acc\n")
+    (folder / "wh").mkdir()
+    db = folder / "wh" / "pace.duckdb"
+    assert run_pace("ingest", tree, "--db", db, "--no-progress").exit_code == 0
+    write_csv(folder / "secret.csv", "user,password\nroot,hunter2\n")
     return db
+
+
+@pytest.fixture
+def wh(tmp_path) -> Path:
+    return _warehouse(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_wh(tmp_path_factory) -> Path:
+    """One warehouse for the refusals (each test checks that nothing changed)."""
+    return _warehouse(tmp_path_factory.mktemp("sandbox"))
 
 
 def _refused(result, *needles) -> None:
@@ -62,14 +78,18 @@ HOSTILE = [
 
 @pytest.mark.parametrize("write", [False, True], ids=["read-only", "write"])
 @pytest.mark.parametrize("statement,needle", HOSTILE, ids=[s for s, _ in HOSTILE])
-def test_sql_cannot_reach_outside_the_warehouse(tmp_path, wh, statement, needle, write):
+def test_sql_cannot_reach_outside_the_warehouse(shared_wh, statement, needle, write):
+    wh, tmp_path = shared_wh, shared_wh.parent.parent
     query = statement.format(db=wh, tmp=tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
+    kept = [p for p in wh.parent.rglob("*") if p.is_file() and not (write and p.name.startswith(wh.name))]
+    files = {p: p.read_bytes() for p in kept}          # the lake; the database file too when read-only
     result = run_pace("sql", query, "--db", wh, *(["--write"] if write else []))
     _refused(result, needle)
     assert "hunter2" not in result.output and "automatically install" not in result.stderr, result
     assert sorted(p.name for p in tmp_path.iterdir()) == before            # nothing written beside it
     _still_works(wh)
+    assert {p: p.read_bytes() for p in kept if p.exists()} == files
 
 
 def test_harmless_settings_and_pragmas_still_run(wh):
