@@ -39,8 +39,8 @@ from ingest.collapsed import refresh as refresh_collapsed
 from ingest.bulk import BatchReader, FileRows, Probe, batches, probe
 from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
-from ingest.lake import (lake_benchmarks, lake_of, mark_pending, pending, remember_lake, staging_folder, swap_lake,
-                         write_lake)
+from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, remember_lake, stamp_lake,
+                         staging_folder, swap_lake, write_lake)
 from ingest.lake_rows import RowsLakeWriter
 from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
@@ -161,6 +161,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     root, tree, synthetic = Path(report.root), report.tree, report.synthetic
     lake = Path(lake) if lake is not None else lake_of(con)
     _check_mixing(con, root, tree, synthetic)
+    claim_lake(con, lake, stamp=False)      # a lake of another warehouse is refused before anything is read
 
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
     model_of = _resolve_models([u.sf for u in units], aliases)
@@ -276,6 +277,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         shutil.rmtree(staging, ignore_errors=True)
         raise
     with report.timed("swap"):
+        stamp_lake(con, lake)
         swap_lake(lake, staging, stale, appended=appending)
     if stale:
         con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [stale])

@@ -76,3 +76,48 @@ def kill_at(monkeypatch, module, name: str) -> None:
         raise Killed()
 
     monkeypatch.setattr(module, name, killed)
+
+
+def run_pace_killed(target: str, *args, nth: int = 1) -> int:
+    """Run the `pace` command line with ``args`` in a new process that is killed (SIGKILL, as by
+    ``kill -9``) the moment ``target`` (``"module:function"``, e.g. ``"ingest.lake:swap_lake"``) is
+    called for the ``nth`` time; returns the process's exit status (-9 when it was killed there)."""
+    import subprocess
+    import sys
+
+    code = """if True:
+        import importlib, os, signal, sys
+        target, nth, *args = sys.argv[1:]
+        module, name = target.split(":")
+        module = importlib.import_module(module)
+        real, calls = getattr(module, name), []
+
+        def dies(*a, **k):
+            calls.append(1)
+            if len(calls) >= int(nth):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(*a, **k)
+
+        setattr(module, name, dies)
+        from warehouse.cli import main
+        main(args)
+    """
+    proc = subprocess.run([sys.executable, "-c", code, target, str(nth), *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+    return proc.returncode
+
+
+def lm_eval_output(root: Path, *, benchmark: str, subdir: str, score: float, n: int = 40) -> tuple[Path, Path]:
+    """(output folder, map file): an lm-evaluation-harness output of model Qwen on task ``quiz`` (``n``
+    samples with ids 0..n-1, each scoring ``score``) and a map sending it to ``benchmark``/``subdir``."""
+    import json
+
+    out = root / "lm" / "Qwen"
+    out.mkdir(parents=True)
+    (out / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"results": {"quiz": {}}, "model_name": "Qwen"}))
+    (out / "samples_quiz_2025-01-01T00-00-00.jsonl").write_text("".join(
+        json.dumps({"doc_id": i, "doc": {"qid": str(i)}, "filter": "none", "metrics": ["acc"], "acc": score}) + "\n"
+        for i in range(n)))
+    write_csv(root / "map.toml", f'[tasks.quiz]\nbenchmark = "{benchmark}"\nsubdir = "{subdir}"\nmetric = "acc"\n'
+                                 'id = "doc.qid"\n')
+    return root / "lm", root / "map.toml"

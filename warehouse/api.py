@@ -84,8 +84,9 @@ class Warehouse:
         Refuse every call that would write (``ingest``, storing ``loocv`` / ``fit`` rows, a restricted
         fit made by ``predict``). Reading never takes the write lock either way.
     lake : str or os.PathLike, optional
-        The Parquet lake folder for ``ingest`` (default: the one recorded in the warehouse, else
-        ``$PACE_LAKE``, else ``lake/`` beside the file).
+        The Parquet lake folder for ``ingest`` (default: ``$PACE_LAKE``, else the one recorded in the
+        warehouse, else a folder beside the file named after it: ``lake/`` for ``pace.duckdb``,
+        ``NAME.lake/`` for ``NAME.duckdb``). A lake of another warehouse is refused.
     status : callable, optional
         ``status(message)`` returning a context manager, entered around long steps (the command line
         passes a spinner). Default: nothing is shown.
@@ -185,10 +186,11 @@ class Warehouse:
             A ``pyarrow.Table``, a ``pandas.DataFrame`` (needs pandas: ``pip install
             'pace-warehouse[pandas]'``), or ``(column names, list of row tuples)``.
         write : bool, default False
-            Allow statements that change the warehouse or write files (INSERT, DELETE, COPY, ...);
-            without it they are refused with one line, before anything runs. After a write (also
-            one that failed part-way) the lake and the stored collapsed cells are brought back in
-            step with ``scores``.
+            Allow statements that change the warehouse (INSERT, DELETE, CREATE, ...); without it
+            DuckDB opens the file read-only and refuses them. Either way DuckDB reaches no file, URL
+            or extension outside the warehouse and its settings are locked (``pace sql --help``).
+            After a write (also one that failed part-way) the lake and the stored collapsed cells
+            are brought back in step with ``scores``.
 
         Returns
         -------
@@ -203,22 +205,21 @@ class Warehouse:
         model: string
         ...
         """
-        from warehouse.sqlguard import after_write, before_write, check_statements
+        from warehouse.sqlguard import after_write, before_write, explain
 
         validate.choice(output, "output", ("arrow", "pandas", "tuples"))
         if not query or not query.strip():
             raise UserError("empty query")
         if output == "pandas":
             _require_pandas()
-        con = self.connect(write=True) if write else self.connect()
+        if write:
+            self._require_writable("opening for writing")
+        # DuckDB holds it: read-only unless write, no file or extension access, settings locked
+        con = connect(self.path, read_only=not write, create=False, sandbox=True)
         try:
             try:
-                check_statements(con, query, write=write)
-            except duckdb.Error as exc:
-                raise UserError(str(exc).splitlines()[0]) from exc
-            if write:
-                before_write(con, query)
-            try:
+                if write:
+                    before_write(con, query)
                 rel = con.sql(query, params=params) if params is not None else con.sql(query)
                 result = None if rel is None else (
                     rel.to_arrow_table() if output == "arrow" else rel.df() if output == "pandas"
@@ -226,7 +227,7 @@ class Warehouse:
             except duckdb.Error as exc:
                 if write:           # the statements before the failing one are committed: follow them
                     after_write(con)
-                raise UserError(str(exc).splitlines()[0]) from exc
+                raise UserError(explain(exc, write=write)) from exc
             if write:
                 after_write(con)
             return result
@@ -262,7 +263,7 @@ class Warehouse:
         >>> report.to_dict()["rows"]                                               # doctest: +SKIP
         """
         from ingest.csvfile import DUPLICATE_POLICIES
-        from ingest.lake import lake_of
+        from ingest.lake import discard_if_unused, lake_of
         from ingest.load import ingest_tree
         from ingest.tree import discover
 
@@ -286,8 +287,8 @@ class Warehouse:
                 con.close()
                 for leftover in (db, db.with_name(db.name + ".wal")):
                     leftover.unlink(missing_ok=True)
-                if not lake_existed and lake.is_dir() and not any(lake.iterdir()):
-                    lake.rmdir()
+                if not lake_existed:
+                    discard_if_unused(lake)
             raise
         finally:
             con.close()

@@ -86,7 +86,7 @@ def ingest(
              "it exists, else $PACE_RESULTS_DIR.")] = None,
     db: DbOpt = None,
     lake: Annotated[Optional[Path], typer.Option(
-        "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside it).")]
+        "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside pace.duckdb, NAME.lake/ beside NAME.duckdb).")]
         = None,
     prune: Annotated[bool, typer.Option(help="Remove rows of files of THIS tree that disappeared from it "
                                         "(files of other trees are never touched).")] = False,
@@ -146,7 +146,7 @@ def demo_data(
 @app.command()
 def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
-    from ingest.lake import lake_drift, lake_of, pending
+    from ingest.lake import lake_drift, lake_of, owner_problem, pending
 
     con = open_read(db)
     totals = con.execute("""
@@ -167,13 +167,15 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
     fit_cols = ["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"]
     lake = lake_of(con)
-    drift = sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
-    lake_state = "in step with scores" if not drift else f"out of step for {', '.join(drift)}: run `pace doctor`"
+    owner = owner_problem(con, lake, content=False)
+    drift = [] if owner else sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
+    lake_state = f"not this warehouse's: {owner} (see `pace doctor`)" if owner else "in step with scores" \
+        if not drift else f"out of step for {', '.join(drift)}: run `pace doctor`"
     synthetic = any(t[1] for t in trees)
     if json_out:
         emit_json({"db": str(settings.db_path(db)), "rows": totals[0], "files": totals[1],
                    "known_models": totals[2], "other_models": totals[3], "leaves": totals[4],
-                   "synthetic": synthetic, "lake": str(lake), "lake_drift": drift,
+                   "synthetic": synthetic, "lake": str(lake), "lake_drift": drift, "lake_owner": owner,
                    "trees": [dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
                    "benchmarks": [dict(zip(cols, r)) for r in per_benchmark],
                    "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
@@ -196,8 +198,9 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
 
 # ------------------------------------------------------------------------------------ sql / shell
 WriteOpt = Annotated[bool, typer.Option(
-    "--write", help="Allow statements that change the warehouse or write files (INSERT, DELETE, DROP, COPY, "
-                    "ATTACH, ...). Without it the warehouse is opened read-only.")]
+    "--write", help="Allow statements that change the warehouse (INSERT, DELETE, DROP, CREATE, ...). Without "
+                    "it the warehouse is opened read-only. Either way no file, URL or extension outside the "
+                    "warehouse is reachable and settings are locked.")]
 
 
 @app.command()
@@ -224,10 +227,13 @@ def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
     from warehouse.shell import run_shell
     from warehouse.sqlguard import after_write
 
-    con = open_write(db) if write else open_read(db)
-    run_shell(con, write=write)
+    con = connect(db, read_only=not write, create=False, sandbox=True)
+    failed = run_shell(con, write=write)
     if write:
         after_write(con)
+    if failed:
+        fail(f"{failed} statement{'s' if failed > 1 else ''} failed or {'were' if failed > 1 else 'was'} refused "
+             "(see above)")
 
 
 # ---------------------------------------------------------------------------------------- doctor
@@ -235,23 +241,35 @@ def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
 def doctor(
     db: DbOpt = None,
     check: Annotated[bool, typer.Option("--check", help="Only report; change nothing (opens read-only).")] = False,
+    from_lake: Annotated[bool, typer.Option(
+        "--from-lake", help="Rebuild a lost or damaged warehouse file from its lake (the damaged file is moved "
+                            "aside, never deleted).")] = False,
+    lake: Annotated[Optional[Path], typer.Option(
+        "--lake", envvar="PACE_LAKE", help="The lake to check or rebuild from (default: the warehouse's, else the "
+                                           "folder beside it named after it: lake/ for pace.duckdb).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check the warehouse and repair what can be derived again: migrate the schema, rewrite lake
-    partitions that differ from `scores` (row counts and a content fingerprint per benchmark), recompute
-    the stored collapsed cells when they differ from their rule, remove staging folders a killed writer
-    left. Exit 1 if --check finds a problem."""
-    from warehouse.doctor import run_doctor
+    partitions that differ from `scores` or are damaged (row counts and a content fingerprint per
+    benchmark), recompute the stored collapsed cells when they differ from their rule, remove what a
+    killed writer left in the lake. A lake of another warehouse is reported, never touched. Exit 1 if
+    --check finds a problem, or a problem is left unrepaired."""
+    from warehouse.doctor import rebuild_from_lake, run_doctor
 
-    # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
-    con = connect(db, read_only=check, create=False, refresh_collapsed=False)
-    report = run_doctor(con, repair=not check)
+    if from_lake:
+        if check:
+            fail("--from-lake and --check do not go together (--from-lake changes nothing on a working warehouse)")
+        report = rebuild_from_lake(settings.db_path(db), lake)
+    else:
+        # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
+        con = connect(db, read_only=check, create=False, refresh_collapsed=False)
+        report = run_doctor(con, repair=not check, lake=lake)
     if json_out:
         emit_json(report)
     else:
         for line in report["lines"]:
-            console.print(line, highlight=False, markup=False)
-    if check and report["problems"]:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if report["problems"] if check or from_lake else report["unrepaired"]:
         raise typer.Exit(1)
 
 
@@ -411,7 +429,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UserError, IngestError) as exc:
         if debug:
             raise
-        typer.echo(f"error: {_memory_hint(str(exc))}", err=True)
+        typer.echo(f"error: {_damage_hint(str(exc), args) or _memory_hint(str(exc))}", err=True)
         code = 2
     except typer.Exit as exc:
         code = exc.exit_code
@@ -421,10 +439,28 @@ def main(argv: Optional[list[str]] = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
         if debug:
             raise
+        damage = _damage_hint(str(exc), args)           # a damaged block met after the file opened
         first = (str(exc).strip().splitlines() or [""])[0]
-        typer.echo(f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
-        code = 1
+        typer.echo(f"error: {damage}" if damage else
+                   f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
+        code = 2 if damage else 1
     sys.exit(code)
+
+
+def _damage_hint(message: str, args: list[str]) -> Optional[str]:
+    """DuckDB's word for a damaged warehouse file, met by a query after it opened, as the one line
+    that names the file and the way back (warehouse.connect.describe_open_error)."""
+    from warehouse.connect import describe_open_error, is_damage
+
+    if not is_damage(message) or "--from-lake" in message:
+        return None
+    db = None                                   # the last --db on the line, else PACE_DB / the default
+    for i, arg in enumerate(args):
+        if arg == "--db" and i + 1 < len(args):
+            db = args[i + 1]
+        elif arg.startswith("--db="):
+            db = arg[len("--db="):]
+    return describe_open_error(settings.db_path(db), RuntimeError(message))
 
 
 def _with_value(exc, args: list[str]) -> str:

@@ -26,7 +26,7 @@ MapOpt = Annotated[Path, typer.Option(
 ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", help="The model's name in the warehouse (default: the map's `model`, else the harness's own).")]
 LakeOpt = Annotated[Optional[Path], typer.Option(
-    "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside it).")]
+    "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside pace.duckdb, NAME.lake/ beside NAME.duckdb).")]
 PruneOpt = Annotated[bool, typer.Option(help="Remove rows of files of THIS path that disappeared from it.")]
 StrictOpt = Annotated[bool, typer.Option(help="Treat every anomaly as an error (nothing is written).")]
 DupOpt = Annotated[str, typer.Option(

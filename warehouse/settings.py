@@ -28,11 +28,18 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def lake_path(db: str | os.PathLike, explicit: str | os.PathLike | None = None) -> Path:
-    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a ``lake/`` folder beside the database.
+    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a folder beside the database named after it:
+    ``lake/`` for ``pace.duckdb``, ``NAME.lake/`` for ``NAME.duckdb`` (so two warehouses in one folder
+    never share a lake).
 
     (Commands that open the warehouse prefer the lake recorded in it: see ``ingest.lake.lake_of``.)"""
     chosen = explicit or os.environ.get("PACE_LAKE")
-    return user_path(chosen) if chosen else user_path(db).resolve().parent / "lake"
+    if chosen:
+        return user_path(chosen)
+    db = user_path(db).resolve()
+    if db.name == DEFAULT_DB:
+        return db.parent / "lake"
+    return db.with_suffix(".lake") if db.suffix == ".duckdb" else db.with_name(db.name + ".lake")
 
 
 def explicit_lake(explicit: str | os.PathLike | None = None) -> Path | None:

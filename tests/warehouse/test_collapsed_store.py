@@ -18,7 +18,7 @@ from ingest.errors import IngestError
 from ingest.harness import import_results
 from ingest.load import ingest_tree
 from ingest.synthetic import generate_tree
-from tests.helpers import Killed, kill_at, run_pace, write_csv
+from tests.helpers import Killed, kill_at, lm_eval_output, run_pace, write_csv
 from warehouse.aliases import add_alias
 from warehouse.connect import connect, schema_fingerprint
 from warehouse.roles import set_role
@@ -120,15 +120,8 @@ def test_import_recomputes_the_cells(tmp_path):
     make_tree(tmp_path / "tree", broken=())
     con = connect(tmp_path / "w.duckdb")
     ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
-    out = tmp_path / "lm" / "Qwen"
-    out.mkdir(parents=True)
-    (out / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"results": {"quiz": {}}, "model_name": "Qwen"}))
-    (out / "samples_quiz_2025-01-01T00-00-00.jsonl").write_text("".join(
-        json.dumps({"doc_id": i, "doc": {"qid": str(i)}, "filter": "none", "metrics": ["acc"], "acc": 0.0}) + "\n"
-        for i in range(40)))
-    (tmp_path / "map.toml").write_text('[tasks.quiz]\nbenchmark = "bench"\nsubdir = "a"\nmetric = "acc"\n'
-                                       'id = "doc.qid"\n')
-    import_results(con, "lm-eval", tmp_path / "lm", tmp_path / "map.toml", lake=tmp_path / "lake")
+    lm, map_path = lm_eval_output(tmp_path, benchmark="bench", subdir="a", score=0.0)
+    import_results(con, "lm-eval", lm, map_path, lake=tmp_path / "lake")
     assert stored(con) == {("Qwen", "bench", "a", "", "near_zero")}
     assert_store_is_the_rule(con)
 

@@ -137,14 +137,17 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
 
 
 # -------------------------------------------------------------------------------- sql / shell
-@pytest.mark.parametrize("statement", [
-    "DROP TABLE scores", "DELETE FROM scores", "UPDATE scores SET score = 0",
-    "INSERT INTO benchmarks VALUES ('x', 'source')", "ATTACH 'other.duckdb' AS o (READ_WRITE)",
-    "COPY scores TO 'dump.csv'", "CREATE TABLE t AS SELECT 1", "SELECT 1; DELETE FROM scores", "INSTALL httpfs"])
-def test_sql_is_read_only_by_default(tmp_path, small_db, statement, monkeypatch):
+@pytest.mark.parametrize("statement,needle", [
+    ("DROP TABLE scores", "--write"), ("DELETE FROM scores", "--write"), ("UPDATE scores SET score = 0", "--write"),
+    ("INSERT INTO benchmarks VALUES ('x', 'source')", "--write"), ("CREATE TABLE t AS SELECT 1", "--write"),
+    ("SELECT 1; DELETE FROM scores", "--write"),
+    # files and extensions stay out of reach with --write too (tests/warehouse/test_sql_sandbox.py)
+    ("ATTACH 'other.duckdb' AS o (READ_WRITE)", "outside the warehouse"),
+    ("COPY scores TO 'dump.csv'", "outside the warehouse"), ("INSTALL httpfs", "outside the warehouse")])
+def test_sql_is_read_only_by_default(tmp_path, small_db, statement, needle, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = small_db.read_bytes()
-    _one_line_error(run_pace("sql", statement, "--db", small_db), "--write")
+    _one_line_error(run_pace("sql", statement, "--db", small_db), needle)
     assert small_db.read_bytes() == before
     assert not (tmp_path / "dump.csv").exists() and not (tmp_path / "other.duckdb").exists()
 
