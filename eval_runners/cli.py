@@ -223,7 +223,8 @@ def run_command(
     try:
         table = PriceTable.load(prices)
     except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
-        fail(f"--prices {prices}: {redact(exc, key)}")
+        msg = redact(exc, key)
+        fail(f"--prices {msg}" if msg.startswith(str(prices)) else f"--prices {prices}: {msg}")
     if plan:
         try:
             rows = load_plan_csv(plan)
