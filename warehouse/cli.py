@@ -29,7 +29,9 @@ app = typer.Typer(
     help="Pace Warehouse: per-instance benchmark scores in DuckDB; predicts agentic scores "
          "(GAIA, SWE-Bench, ...) from ~100 selected instances of cheap benchmarks.\n\n"
          "Typical flow: pace ingest -> pace loocv abs -> pace fit -> pace plan MODEL -> pace run MODEL "
-         "-> pace predict MODEL.\n\nErrors are one line; add --debug (or PACE_DEBUG=1) for a traceback.",
+         "-> pace predict MODEL.\n\nErrors are one line; add --debug (or PACE_DEBUG=1) for a traceback.\n\n"
+         "A warehouse another process holds (a run storing answers, an open `pace shell --write`) is waited for "
+         "5 s; --wait [SECONDS] (anywhere on the line; bare: 600 s) or PACE_WAIT=SECONDS waits longer.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 DbOpt = Annotated[Optional[Path], typer.Option(
@@ -373,9 +375,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     debug = _debug_requested(args)
     args = [a for a in args if a != "--debug"]
     code = 0
+    waiting = None
     try:
+        args, wait = _wait_flag(args)
+        waiting = settings.wait_flag.set(wait)
         if args and "--help" not in args:
             settings.jobs()                            # a bad PACE_JOBS fails before any work starts
+            settings.lock_wait()                       # and so does a bad PACE_WAIT
         result = app(args=args, prog_name="pace", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except click_error as exc:                         # bad flag, value or argument; or no arguments
@@ -401,7 +407,32 @@ def main(argv: Optional[list[str]] = None) -> int:
         first = (str(exc).strip().splitlines() or [""])[0]
         typer.echo(f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
         code = 1
+    finally:
+        if waiting is not None:
+            settings.wait_flag.reset(waiting)
     sys.exit(code)
+
+
+def _wait_flag(args: list[str]) -> tuple[list[str], Optional[float]]:
+    """``--wait [SECONDS]`` / ``--wait=SECONDS`` anywhere on the line (before a ``--``): removed from
+    ``args``, returned as seconds (a bare ``--wait``: :data:`settings.WAIT_FLAG_DEFAULT`), else None."""
+    out, wait, i = [], None, 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            out += args[i - 1:]
+            break
+        if arg.startswith("--wait="):
+            wait = settings.seconds(arg[len("--wait="):], "--wait")
+        elif arg == "--wait":
+            wait = settings.WAIT_FLAG_DEFAULT
+            if i < len(args) and re.fullmatch(r"\d+(\.\d*)?", args[i].strip()):
+                wait = settings.seconds(args[i], "--wait")
+                i += 1
+        else:
+            out.append(arg)
+    return out, wait
 
 
 def _with_value(exc, args: list[str]) -> str:

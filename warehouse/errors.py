@@ -7,3 +7,11 @@ class UserError(Exception):
     bad value and, where there is a short list, the allowed ones."""
 
     exit_code = 2
+
+
+class WarehouseBusy(UserError):
+    """The warehouse file is locked by another process (``pid``); waiting may help (``--wait``)."""
+
+    def __init__(self, message: str, pid: int | None = None):
+        super().__init__(message)
+        self.pid = pid
