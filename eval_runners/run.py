@@ -416,14 +416,14 @@ def run_plan(warehouse, model: str, plan_rows, *, credentials: Credentials | Non
         summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
         try:                    # keep every answer received, then say how the run ended
             batches.drain()
-            with target.session() as con:
+            with target.session(opts.store_wait_s) as con:
                 _finish_run(con, run_id, summary)
         except Exception:  # noqa: BLE001 - the first error is the one to report; the next run marks this one
             pass
         raise
     summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
     summary.status, summary.detail = outcome(summary)
-    with target.session() as con:
+    with target.session(opts.store_wait_s) as con:       # (answers are stored: wait as a batch does)
         _finish_run(con, run_id, summary)
         sync_lake(con)              # (each batch did; this finishes one whose lake step was cut short)
     return summary

@@ -22,7 +22,7 @@ import typer
 from ingest.errors import IngestError
 from warehouse import settings, validate
 from warehouse.connect import connect
-from warehouse.errors import UserError
+from warehouse.errors import UserError, audience
 from warehouse.output import console, emit_json, err_console, print_rows
 
 app = typer.Typer(
@@ -84,8 +84,8 @@ def progress_bar(total: int, label: str, enabled: bool = True):
 @app.command()
 def ingest(
     path: Annotated[Optional[Path], typer.Argument(
-        help="Results tree <benchmark>/[<subdir>/]<Model>.csv. Default: results/standardized_results if "
-             "it exists, else $PACE_RESULTS_DIR.")] = None,
+        help="Results tree <benchmark>/[<subdir>/]<Model>.csv. Default: $PACE_RESULTS_DIR, else "
+             "results/standardized_results if it exists.")] = None,
     db: DbOpt = None,
     lake: Annotated[Optional[Path], typer.Option(
         "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside it).")]
@@ -204,19 +204,31 @@ WriteOpt = Annotated[bool, typer.Option(
 
 @app.command()
 def sql(
+    ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="SQL to run (DuckDB dialect); all views and UDFs are available.")],
     db: DbOpt = None,
-    json_out: JsonOpt = False,
-    max_rows: Annotated[int, typer.Option(help="Rows to print in table form.")] = 200,
+    json_out: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
+    fmt: Annotated[Optional[str], typer.Option(
+        "--format", envvar="PACE_SQL_FORMAT", show_envvar=True,
+        help="table (one record per row when it is too wide for the terminal), line, csv, json or markdown.")]
+        = None,
+    max_rows: Annotated[int, typer.Option(help="Rows to print as table, line or markdown (csv and json: all).")]
+        = 200,
     write: WriteOpt = False,
 ) -> None:
     """Run SQL against the warehouse and print the result (read-only unless --write)."""
     from warehouse.api import Warehouse
+    from warehouse.cli_options import env_hint
+    from warehouse.output import SQL_FORMATS, print_result
 
     validate.integer(max_rows, "--max-rows", 0)
+    with env_hint(ctx):
+        fmt = validate.choice(fmt.strip().lower(), "--format", SQL_FORMATS) if fmt else "table"
+    if json_out and fmt not in ("json", "table"):
+        fail(f"--json and --format {fmt} ask for two layouts: keep one")
     result = Warehouse(db).sql(query, output="tuples", write=write)
     if result is not None:
-        print_rows(result[0], result[1], as_json=json_out, max_rows=max_rows)
+        print_result(result[0], result[1], "json" if json_out else fmt, max_rows=max_rows)
 
 
 @app.command()
@@ -332,12 +344,15 @@ def demo(
         help="Warehouse file. Default: ./pace.duckdb for a real results tree; demo_warehouse/pace.duckdb "
              "for synthetic data (never mixed into a warehouse holding real data).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic tree (>= 0).")] = 0,
+    results: Annotated[Optional[Path], typer.Option(
+        "--results", help="Results tree to run on. Default: $PACE_RESULTS_DIR, else results/standardized_results "
+                          "if it exists, else a SYNTHETIC tree.")] = None,
 ) -> None:
     """The main flow end to end: find (or synthesise) data, ingest it, evaluate, fit, predict."""
     from warehouse.demo import run_demo
 
     validate.integer(seed, "--seed", 0)
-    run_demo(db, seed=seed)
+    run_demo(db, seed=seed, results=results)
 
 
 def _mount_optional() -> None:
@@ -376,6 +391,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = [a for a in args if a != "--debug"]
     code = 0
     waiting = None
+    speaking = audience.set("cli")                    # errors name options as flags (--write, not write=True)
     try:
         args, wait = _wait_flag(args)
         waiting = settings.wait_flag.set(wait)
@@ -410,6 +426,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     finally:
         if waiting is not None:
             settings.wait_flag.reset(waiting)
+        audience.reset(speaking)
     sys.exit(code)
 
 

@@ -67,15 +67,12 @@ def jobs() -> int:
 
 
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:
-    """The default results tree: ``explicit`` > ``results/standardized_results`` if it exists >
-    ``$PACE_RESULTS_DIR``. ``None`` when nothing is found (the caller explains how to get data)."""
-    if explicit:
-        return user_path(explicit)
-    if DEFAULT_RESULTS.is_dir():
-        return DEFAULT_RESULTS
-    env = os.environ.get("PACE_RESULTS_DIR")
-    return user_path(env) if env else None
-
+    """The results tree: ``explicit`` > ``$PACE_RESULTS_DIR`` > ``results/standardized_results`` when
+    it exists. ``None`` when nothing is found (the caller explains how to get data)."""
+    chosen = explicit or os.environ.get("PACE_RESULTS_DIR")
+    if chosen:
+        return user_path(chosen)
+    return DEFAULT_RESULTS if DEFAULT_RESULTS.is_dir() else None
 
 WAIT_ENV = "PACE_WAIT"
 #: seconds every open waits for a lock another process holds, when neither ``--wait`` nor
