@@ -17,7 +17,7 @@ audience: ContextVar[str] = ContextVar("pace_audience", default="api")
 
 #: command-line flag -> the API's spelling of the same option (see :func:`register_api`)
 _API_SPELLING: dict[str, str] = {}
-_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9-]*")
+_FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][A-Za-z0-9-]*)(?: ([A-Z][A-Z_]*)\b)?")    # a flag, its placeholder
 
 
 def register_api(cls: type) -> type:
@@ -40,10 +40,20 @@ def register_api(cls: type) -> type:
 
 def spoken(message: str) -> str:
     """``message`` in the words of its reader: unchanged for the command line; for a Python caller
-    every flag the API knows becomes its keyword (``add --write`` -> ``add write=True``)."""
+    every flag the API knows becomes its keyword (``add --write`` -> ``add write=True``, ``--exclude:``
+    -> ``exclude:``, ``pass --model NAME`` -> ``pass model=NAME``)."""
     if audience.get() == "cli":
         return message
-    return _FLAG.sub(lambda m: _API_SPELLING.get(m.group(0), m.group(0)), message)
+
+    def say(m: re.Match) -> str:
+        flag, placeholder = m.group(1), m.group(2)
+        word = _API_SPELLING.get(flag)
+        if word is None:
+            return m.group(0)
+        if placeholder is None:
+            return word
+        return f"{word}={placeholder}" if "=" not in word else f"{word} {placeholder}"
+    return _FLAG.sub(say, message)
 
 
 class UserError(Exception):
