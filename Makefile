@@ -32,8 +32,9 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
+# real data when RESULTS=dir, $PACE_RESULTS_DIR or results/standardized_results names a tree, else synthetic
 demo: $(STAMP)
-	$(PACE) demo
+	$(PACE) demo $(if $(RESULTS),--results "$(RESULTS)")
 
 ingest: $(STAMP)
 	$(PACE) ingest $(RESULTS)

@@ -192,6 +192,7 @@ def run_command(
     """Run MODEL on its plan through an OpenAI-compatible endpoint and append the rows.
 
     Every answer is stored as it arrives: a rerun pays only for calls never answered. 401/403/404 stop the run at once.
+    The warehouse is opened only for a moment per batch of answers: status, predict, sql and plan work meanwhile.
 
     Exit codes: 0 all answered; 1 calls failed or not run (rerun retries them); 2 bad input; 3 --max-cost hit.
     """
@@ -199,6 +200,7 @@ def run_command(
     from eval_runners.pricing import PriceTable
     from eval_runners.run import RunBlocked, RunOptions, run_plan
     from warehouse.errors import UserError
+    from warehouse.settings import db_path
     from warehouse.validate import model_name
     try:
         model = model_name(model)
@@ -223,37 +225,38 @@ def run_command(
     try:
         table = PriceTable.load(prices)
     except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
-        fail(f"--prices {prices}: {redact(exc, key)}")
+        msg = redact(exc, key)
+        fail(f"--prices {msg}" if msg.startswith(str(prices)) else f"--prices {prices}: {msg}")
     if plan:
         try:
             rows = load_plan_csv(plan)
         except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
             msg = str(exc)
             fail(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}")
-    con = _open(db, must_exist=True)
+    con = _open(db, must_exist=True, read_only=True)     # closed before the run, which opens it per batch
     try:
         if not plan:
             try:
                 rows = plan_from_warehouse(con, model)
             except (LookupError, ValueError) as exc:
                 fail(redact(exc, key))
-        opts = RunOptions(dry_run=dry_run, max_cost=max_cost_v, concurrency=concurrency_v,
-                          rate_limit=rate_limit_v, vision=vision, skip_unavailable=skip_unavailable,
-                          prices=table, timeout=timeout_v, max_retries=max_retries_v,
-                          max_consecutive_failures=streak_v or None, progress=not dry_run)
-        try:
-            summary = run_plan(con, model, rows, credentials=creds, options=opts)
-        except RunBlocked as exc:
-            err.print(redact(str(exc), key), markup=False)
-            raise typer.Exit(EXIT_USAGE)
-        except (LookupError, ValueError) as exc:
-            fail(redact(exc, key))
-        except KeyboardInterrupt:
-            fail("interrupted; answers received so far are stored, rerun to resume", EXIT_INTERRUPTED)
-        # anything else reaches pace's main(): one line (the traceback with --debug); the run row
-        # already says 'failed' and every answer received is stored, so a rerun resumes
     finally:
         con.close()
+    opts = RunOptions(dry_run=dry_run, max_cost=max_cost_v, concurrency=concurrency_v,
+                      rate_limit=rate_limit_v, vision=vision, skip_unavailable=skip_unavailable,
+                      prices=table, timeout=timeout_v, max_retries=max_retries_v,
+                      max_consecutive_failures=streak_v or None, progress=not dry_run)
+    try:
+        summary = run_plan(db_path(db), model, rows, credentials=creds, options=opts)
+    except RunBlocked as exc:
+        err.print(redact(str(exc), key), markup=False)
+        raise typer.Exit(EXIT_USAGE)
+    except (LookupError, ValueError) as exc:
+        fail(redact(exc, key))
+    except KeyboardInterrupt:
+        fail("interrupted; answers received so far are stored, rerun to resume", EXIT_INTERRUPTED)
+    # anything else reaches pace's main(): one line (the traceback with --debug); the run row
+    # already says 'failed' and every answer received is stored, so a rerun resumes
     _report(summary, key, as_json, dry_run)
 
 

@@ -6,10 +6,11 @@ few thousand rows instead of two scans of every source row per query (10 s per `
 Every write keeps the table equal to the rule:
 
 - writers with one transaction (ingest, ``pace import``, ``--prune``, ``pace alias add``,
-  ``pace benchmarks set``) call :func:`refresh` inside it, after their writes: all or nothing with them;
-- writers that commit many times or run arbitrary SQL (``pace run``, ``pace sql --write``, ``pace shell
-  --write``) first :func:`mark_stale` (committed), write, then :func:`refresh_stale`. A process killed in
-  between leaves the mark, and the next open of the warehouse recomputes (``warehouse.connect``).
+  ``pace benchmarks set``, and each batch ``pace run`` stores) call :func:`refresh` inside it, after their
+  writes: all or nothing with them;
+- writers that run arbitrary SQL (``pace sql --write``, ``pace shell --write``) first :func:`mark_stale`
+  (committed), write, then :func:`refresh_stale`. A process killed in between leaves the mark, and the
+  next open of the warehouse recomputes (``warehouse.connect``).
 
 The mark is the stamp ``pace_meta`` 'collapsed_cells': the fingerprint of the rule the table was computed
 by, absent while a writer may have left the table behind, different after the rule changed. A refresh

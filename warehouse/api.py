@@ -20,7 +20,7 @@ import duckdb
 
 from warehouse import method_flags, settings, validate
 from warehouse.connect import connect
-from warehouse.errors import UserError
+from warehouse.errors import UserError, register_api
 from warehouse.predict import PredictionReport
 
 Names = Union[str, Sequence[str], None]
@@ -73,6 +73,7 @@ class Prediction(PredictionReport):
     pairwise: list[dict] = field(default_factory=list)
 
 
+@register_api                        # its signatures spell options in error messages (errors.spoken)
 class Warehouse:
     """A Pace warehouse file: ingest score trees, evaluate and fit the proxies, plan, predict, export, query.
 
@@ -573,7 +574,7 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
-                    self._require_writable(f"{why}: that (or restrict=False / --no-restrict)")
+                    self._require_writable(f"{why}: that (or --no-restrict)")
                     con.close()                      # DuckDB opens a file in one mode per process
                     self._probe_writable(why)
                     con = self.connect()

@@ -22,14 +22,16 @@ import typer
 from ingest.errors import IngestError
 from warehouse import settings, validate
 from warehouse.connect import connect
-from warehouse.errors import UserError
+from warehouse.errors import UserError, audience
 from warehouse.output import console, emit_json, err_console, print_rows
 
 app = typer.Typer(
     help="Pace Warehouse: per-instance benchmark scores in DuckDB; predicts agentic scores "
          "(GAIA, SWE-Bench, ...) from ~100 selected instances of cheap benchmarks.\n\n"
          "Typical flow: pace ingest -> pace loocv abs -> pace fit -> pace plan MODEL -> pace run MODEL "
-         "-> pace predict MODEL.\n\nErrors are one line; add --debug (or PACE_DEBUG=1) for a traceback.",
+         "-> pace predict MODEL.\n\nErrors are one line; add --debug (or PACE_DEBUG=1) for a traceback.\n\n"
+         "A warehouse another process holds (a run storing answers, an open `pace shell --write`) is waited for "
+         "5 s; --wait [SECONDS] (anywhere on the line; bare: 600 s) or PACE_WAIT=SECONDS waits longer.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 DbOpt = Annotated[Optional[Path], typer.Option(
@@ -82,8 +84,8 @@ def progress_bar(total: int, label: str, enabled: bool = True):
 @app.command()
 def ingest(
     path: Annotated[Optional[Path], typer.Argument(
-        help="Results tree <benchmark>/[<subdir>/]<Model>.csv. Default: results/standardized_results if "
-             "it exists, else $PACE_RESULTS_DIR.")] = None,
+        help="Results tree <benchmark>/[<subdir>/]<Model>.csv. Default: $PACE_RESULTS_DIR, else "
+             "results/standardized_results if it exists.")] = None,
     db: DbOpt = None,
     lake: Annotated[Optional[Path], typer.Option(
         "--lake", envvar="PACE_LAKE", help="Parquet lake folder (default: the warehouse's, else lake/ beside pace.duckdb, NAME.lake/ beside NAME.duckdb).")]
@@ -205,19 +207,31 @@ WriteOpt = Annotated[bool, typer.Option(
 
 @app.command()
 def sql(
+    ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="SQL to run (DuckDB dialect); all views and UDFs are available.")],
     db: DbOpt = None,
-    json_out: JsonOpt = False,
-    max_rows: Annotated[int, typer.Option(help="Rows to print in table form.")] = 200,
+    json_out: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
+    fmt: Annotated[Optional[str], typer.Option(
+        "--format", envvar="PACE_SQL_FORMAT", show_envvar=True,
+        help="table (one record per row when it is too wide for the terminal), line, csv, json or markdown.")]
+        = None,
+    max_rows: Annotated[int, typer.Option(help="Rows to print as table, line or markdown (csv and json: all).")]
+        = 200,
     write: WriteOpt = False,
 ) -> None:
     """Run SQL against the warehouse and print the result (read-only unless --write)."""
     from warehouse.api import Warehouse
+    from warehouse.cli_options import env_hint
+    from warehouse.output import SQL_FORMATS, print_result
 
     validate.integer(max_rows, "--max-rows", 0)
+    with env_hint(ctx):
+        fmt = validate.choice(fmt.strip().lower(), "--format", SQL_FORMATS) if fmt else "table"
+    if json_out and fmt not in ("json", "table"):
+        fail(f"--json and --format {fmt} ask for two layouts: keep one")
     result = Warehouse(db).sql(query, output="tuples", write=write)
     if result is not None:
-        print_rows(result[0], result[1], as_json=json_out, max_rows=max_rows)
+        print_result(result[0], result[1], "json" if json_out else fmt, max_rows=max_rows)
 
 
 @app.command()
@@ -348,12 +362,15 @@ def demo(
         help="Warehouse file. Default: ./pace.duckdb for a real results tree; demo_warehouse/pace.duckdb "
              "for synthetic data (never mixed into a warehouse holding real data).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic tree (>= 0).")] = 0,
+    results: Annotated[Optional[Path], typer.Option(
+        "--results", help="Results tree to run on. Default: $PACE_RESULTS_DIR, else results/standardized_results "
+                          "if it exists, else a SYNTHETIC tree.")] = None,
 ) -> None:
     """The main flow end to end: find (or synthesise) data, ingest it, evaluate, fit, predict."""
     from warehouse.demo import run_demo
 
     validate.integer(seed, "--seed", 0)
-    run_demo(db, seed=seed)
+    run_demo(db, seed=seed, results=results)
 
 
 @app.command()
@@ -414,9 +431,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     debug = _debug_requested(args)
     args = [a for a in args if a != "--debug"]
     code = 0
+    waiting = None
+    speaking = audience.set("cli")                    # errors name options as flags (--write, not write=True)
     try:
+        args, wait = _wait_flag(args)
+        waiting = settings.wait_flag.set(wait)
         if args and "--help" not in args:
             settings.jobs()                            # a bad PACE_JOBS fails before any work starts
+            settings.lock_wait()                       # and so does a bad PACE_WAIT
         result = app(args=args, prog_name="pace", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except click_error as exc:                         # bad flag, value or argument; or no arguments
@@ -444,6 +466,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         typer.echo(f"error: {damage}" if damage else
                    f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
         code = 2 if damage else 1
+    finally:
+        if waiting is not None:
+            settings.wait_flag.reset(waiting)
+        audience.reset(speaking)
     sys.exit(code)
 
 
@@ -461,6 +487,28 @@ def _damage_hint(message: str, args: list[str]) -> Optional[str]:
         elif arg.startswith("--db="):
             db = arg[len("--db="):]
     return describe_open_error(settings.db_path(db), RuntimeError(message))
+
+
+def _wait_flag(args: list[str]) -> tuple[list[str], Optional[float]]:
+    """``--wait [SECONDS]`` / ``--wait=SECONDS`` anywhere on the line (before a ``--``): removed from
+    ``args``, returned as seconds (a bare ``--wait``: :data:`settings.WAIT_FLAG_DEFAULT`), else None."""
+    out, wait, i = [], None, 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            out += args[i - 1:]
+            break
+        if arg.startswith("--wait="):
+            wait = settings.seconds(arg[len("--wait="):], "--wait")
+        elif arg == "--wait":
+            wait = settings.WAIT_FLAG_DEFAULT
+            if i < len(args) and re.fullmatch(r"\d+(\.\d*)?", args[i].strip()):
+                wait = settings.seconds(args[i], "--wait")
+                i += 1
+        else:
+            out.append(arg)
+    return out, wait
 
 
 def _with_value(exc, args: list[str]) -> str:

@@ -9,7 +9,9 @@ A *read-only* open cannot apply anything. It checks the fingerprint of ``sql/`` 
 brief write open first when that is possible, else the user is told to run a write command.
 
 Every way opening can fail that a user can fix (no such file, a folder that does not exist, not a
-DuckDB file, a damaged file, a lock held by another process) becomes a one-line :class:`UserError`.
+DuckDB file, a damaged file, a lock held by another process) becomes a one-line :class:`UserError`. A lock
+held by another process is waited for first (:func:`settings.lock_wait`: ``--wait`` / ``PACE_WAIT``, else a
+few seconds, the time a running ``pace run`` holds the file to store a batch of answers).
 
 A *sandboxed* open (``sandbox=True``: the connection that runs ad-hoc SQL, ``pace sql`` / ``pace
 shell`` / ``Warehouse.sql``) is held by DuckDB itself: extensions are never installed or loaded,
@@ -20,14 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
+import sys
+import time
 from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 
-from warehouse.errors import UserError
-from warehouse.settings import SQL_DIR, db_path
+from warehouse.errors import UserError, WarehouseBusy
+from warehouse.settings import DEFAULT_LOCK_WAIT, SQL_DIR, db_path, lock_wait
 
 #: DuckDB's memory ceiling for the warehouse (beyond it, large aggregates and joins spill to disk).
 #: DuckDB's own default, 80% of the machine, let one `instance_stats` scan of 27 M rows hold 6.4 GB
@@ -157,11 +162,37 @@ def _checked_limit(limit: str) -> str:
     return statement
 
 
-def _open(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+def _open(path: Path, read_only: bool, sandbox: bool = False,
+          wait: float | None = None) -> duckdb.DuckDBPyConnection:
     statement = _checked_limit(memory_limit())
-    con = _open_file(path, read_only, sandbox)
+    con = _open_waiting(path, read_only, lock_wait() if wait is None else wait, sandbox)
     con.execute(statement)
     return con
+
+
+def _open_waiting(path: Path, read_only: bool, wait: float,
+                  sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+    """:func:`_open_file`, retried with backoff while another process holds the lock, for at most
+    ``wait`` seconds; when asked to wait longer than the default, one line on stderr says it waits (the
+    final error says how long it waited)."""
+    start = time.monotonic()
+    delay, said = 0.02, False
+    while True:
+        try:
+            return _open_file(path, read_only, sandbox)
+        except WarehouseBusy as exc:
+            waited = time.monotonic() - start
+            if waited >= wait:
+                if waited < 0.5:
+                    raise
+                raise WarehouseBusy(f"{exc} (waited {waited:.0f} s; --wait SECONDS or PACE_WAIT waits longer)",
+                                    exc.pid) from exc.__cause__
+            if not said and waited >= 1.0 and wait > DEFAULT_LOCK_WAIT:
+                print(f"{path} is in use by another process (PID {exc.pid}); waiting up to {wait:g} s for it ...",
+                      file=sys.stderr, flush=True)
+                said = True
+            time.sleep(min(delay * random.uniform(0.5, 1.0), max(0.0, wait - waited)))
+            delay = min(delay * 2, 0.5)
 
 
 def _open_file(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.DuckDBPyConnection:
@@ -176,9 +207,15 @@ def _open_file(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.Duc
         # configuration per file and process, so share that one (pace's readers only read).
         if read_only and "different configuration" in str(exc):
             return duckdb.connect(str(path))
-        raise UserError(describe_open_error(path, exc)) from exc
+        raise _open_error(path, exc) from exc
     except duckdb.Error as exc:
-        raise UserError(describe_open_error(path, exc)) from exc
+        raise _open_error(path, exc) from exc
+
+
+def _open_error(path: Path, exc: BaseException) -> UserError:
+    lock = _LOCK.search(str(exc))
+    message = describe_open_error(path, exc)
+    return WarehouseBusy(message, int(lock["pid"])) if lock else UserError(message)
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, writable: list[Path]) -> None:
@@ -250,7 +287,8 @@ def _require_file(path: Path) -> None:
 
 
 def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udfs: bool = True,
-            create: bool = True, refresh_collapsed: bool = True, sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+            create: bool = True, refresh_collapsed: bool = True, sandbox: bool = False,
+            wait: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``db`` (see :func:`settings.db_path`).
 
     ``read_only`` opens an existing file without writing to it (other readers may open it at the
@@ -265,10 +303,12 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
 
     ``sandbox`` opens the connection for ad-hoc SQL: see :func:`lock_down` (a write open may still
     write its lake's partitions, so that the lake follows what the SQL changed).
+
+    ``wait``: seconds to wait for a lock another process holds (default :func:`settings.lock_wait`).
     """
     path = db_path(db)
     try:
-        return _connect(path, read_only, udfs, create, refresh_collapsed, sandbox)
+        return _connect(path, read_only, udfs, create, refresh_collapsed, sandbox, wait)
     except duckdb.Error as exc:
         if is_damage(str(exc)):                 # the catalog or a block is unreadable
             raise UserError(describe_open_error(path, exc)) from exc
@@ -276,12 +316,12 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
 
 
 def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_collapsed: bool,
-             sandbox: bool) -> duckdb.DuckDBPyConnection:
+             sandbox: bool, wait: float | None) -> duckdb.DuckDBPyConnection:
     from ingest.collapsed import is_stale
 
     if read_only:
         _require_file(path)
-        con = _open(path, read_only=True, sandbox=sandbox)
+        con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
         problem = schema_problem(con)
         if not problem and refresh_collapsed and is_stale(con):
             problem = "stored collapsed cells out of date (a writer stopped before recomputing them)"
@@ -289,7 +329,7 @@ def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_coll
             _refuse_foreign(con, path)
             con.close()
             migrate(path, problem, refresh_collapsed=refresh_collapsed)
-            con = _open(path, read_only=True, sandbox=sandbox)
+            con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
     else:
         if not path.exists() or path.is_dir():
             if not create or path.is_dir():
@@ -297,7 +337,7 @@ def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_coll
             if not path.parent.is_dir():
                 raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
         existed = path.exists()
-        con = _open(path, read_only=False, sandbox=sandbox)
+        con = _open(path, read_only=False, sandbox=sandbox, wait=wait)
         if schema_problem(con) if _has_meta(con) else True:
             if existed and not create:
                 _refuse_foreign(con, path)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from eval_runners.secrets import CREDENTIAL_PATTERNS
 from warehouse.connect import sql_files
 from warehouse.outputs import output_run, require_empty_or_ours
 
@@ -40,14 +41,6 @@ NOT_FOR_SPARK: dict[str, str] = {}
 # check), and text is scrubbed of anything shaped like a credential on the way out.
 RUNNER_TABLES = ["runs", "responses", "runner_calls", "instances"]
 _RUNNER_DROP = {"instances": {"asset_root"}, "runs": {"pid", "host", "pid_started", "heartbeat_at"}}
-_SECRET_PATTERNS = [
-    (r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+", r"\1***"),
-    (r"\bsk-[A-Za-z0-9_-]{20,}", "sk-***"),                   # OpenAI / Anthropic style keys
-    (r"(?i)(\"(?:api[_-]?key|x-api-key|authorization|access[_-]?token|token|secret|password)\"\s*:\s*)\"[^\"]*\"",
-     r'\1"***"'),
-    (r"(?i)([?&](?:api[_-]?key|key|token|access_token|sig|signature)=)[^&\s\"']+", r"\1***"),
-    (r"(://)[^/@\s\"']+@", r"\1"),
-]
 
 _CREATE = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.I | re.M)
 _ALTER = re.compile(r"^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.I | re.M)
@@ -94,9 +87,10 @@ def schema_docs() -> dict[str, dict]:
 
 
 def scrubbed(expression: str) -> str:
-    """SQL that removes credential-shaped text (bearer tokens, sk-... keys, "api_key": "..." fields,
-    key= query parameters, user:password@ in URLs) from a text ``expression``."""
-    for pattern, replacement in _SECRET_PATTERNS:
+    """SQL that removes credential-shaped text from a text ``expression``: the patterns the runner
+    removes before storing anything (:data:`eval_runners.secrets.CREDENTIAL_PATTERNS`), applied again
+    on the way out for rows stored before a pattern existed."""
+    for pattern, replacement in CREDENTIAL_PATTERNS:
         pattern, replacement = pattern.replace("'", "''"), replacement.replace("'", "''")
         expression = f"regexp_replace({expression}, '{pattern}', '{replacement}', 'g')"
     return expression

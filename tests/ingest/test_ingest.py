@@ -149,7 +149,7 @@ def test_strict_turns_anomalies_into_errors_and_writes_nothing(tmp_path, small_t
     con, lake = _open(tmp_path)
     write_csv(small_tree / "src" / "leaf_a" / "M3.csv", "id,score,metric_name\nx1,1.5,acc\n")
     before = _snapshot(con, lake)
-    with pytest.raises(IngestError, match="--strict"):
+    with pytest.raises(IngestError, match="strict=True"):
         ingest_tree(con, small_tree, lake, strict=True)
     assert _snapshot(con, lake) == before
     report = ingest_tree(con, small_tree, lake)

@@ -223,14 +223,15 @@ def test_readers_work_while_another_process_reads_and_a_writer_lock_is_named(sma
     try:
         result = run_pace("sql", "SELECT count(*) AS n FROM scores", "--db", small_db, "--json")
         assert result.exit_code == 0 and json.loads(result.stdout) == [{"n": 12}]
-        _one_line_error(run_pace("benchmarks", "set", "src", "excluded", "--db", small_db),
+        _one_line_error(run_pace("benchmarks", "set", "src", "excluded", "--db", small_db, "--wait", "0"),
                         "in use by another process", f"PID {reader.pid}")
     finally:
         reader.kill()
         reader.wait()
     writer = _hold(small_db, read_only=False)           # e.g. a running ingest
     try:
-        _one_line_error(run_pace("status", "--db", small_db), "in use by another process", f"PID {writer.pid}")
+        _one_line_error(run_pace("status", "--db", small_db, "--wait", "0"), "in use by another process",
+                        f"PID {writer.pid}")
     finally:
         writer.kill()
         writer.wait()
@@ -242,7 +243,8 @@ def test_an_outdated_schema_is_migrated_by_a_write_and_explained_when_it_cannot_
     con.close()
     reader = _hold(small_db, read_only=True)
     try:
-        _one_line_error(run_pace("status", "--db", small_db), "made by another version of pace", "pace doctor")
+        _one_line_error(run_pace("status", "--db", small_db, "--wait", "0"), "made by another version of pace",
+                        "pace doctor")
     finally:
         reader.kill()
         reader.wait()
