@@ -529,7 +529,7 @@ class Warehouse:
         allow_partial : bool
             Predict below ``min_coverage`` anyway.
         restrict : bool, default True
-            False keeps the current fit and imputes the missing benchmarks.
+            False predicts with the current fit alone, imputing the missing benchmarks.
 
         Returns
         -------
@@ -591,7 +591,7 @@ class Warehouse:
                     report.restricted_fit, report.made_fit = made.fit_id, True
                     con.close()
                     con = self.connect()
-            report.predictions = api.read_predictions(con, model)
+            report.predictions = api.read_predictions(con, model, restrict=restrict)
             if not report.predictions:
                 raise UserError(f"no prediction for {model!r}")
             low = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]

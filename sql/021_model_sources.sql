@@ -1,0 +1,25 @@
+-- Per model and source benchmark: how many of the benchmark's instances (the union of ids over every
+-- model) the model has a usable score for, and whether the benchmark counts as present for it: at least
+-- half of them scored (a few missing rows are imputed by a proxy, a missing benchmark is not). A model
+-- lacking source benchmarks of the current fit is predicted with a fit restricted to the ones present
+-- (restricted_fits, predictions_by_fit); `pace predict` and `pace plan` read the same rule from here.
+--   n_scored     the model's rows with a score in the benchmark (the key is unique per model)
+--   n_instances  the benchmark's instances, over all models
+--   present      n_scored >= 0.5 * n_instances
+CREATE OR REPLACE VIEW model_sources AS
+WITH leaves AS (
+    SELECT s.benchmark, s.subdir, count(DISTINCT s.instance_id) AS n_instances
+    FROM scores AS s
+    JOIN benchmarks AS b USING (benchmark)
+    WHERE b.role = 'source'
+    GROUP BY ALL
+),
+sizes AS (
+    SELECT benchmark, sum(n_instances) AS n_instances FROM leaves GROUP BY benchmark
+),
+scored AS (
+    SELECT model, benchmark, count(score) AS n_scored FROM scores GROUP BY ALL
+)
+SELECT c.model, z.benchmark, c.n_scored, z.n_instances, c.n_scored >= 0.5 * z.n_instances AS present
+FROM scored AS c
+JOIN sizes AS z USING (benchmark);
