@@ -17,9 +17,14 @@ WITH leaves AS (
 sizes AS (
     SELECT benchmark, sum(n_instances) AS n_instances FROM leaves GROUP BY benchmark
 ),
+models AS (
+    SELECT DISTINCT model FROM scores
+),
 scored AS (
     SELECT model, benchmark, count(score) AS n_scored FROM scores GROUP BY ALL
 )
-SELECT c.model, z.benchmark, c.n_scored, z.n_instances, c.n_scored >= 0.5 * z.n_instances AS present
-FROM scored AS c
-JOIN sizes AS z USING (benchmark);
+SELECT m.model, z.benchmark, coalesce(c.n_scored, 0) AS n_scored, z.n_instances,
+       coalesce(c.n_scored, 0) >= 0.5 * z.n_instances AS present
+FROM models AS m
+CROSS JOIN sizes AS z
+LEFT JOIN scored AS c ON c.model = m.model AND c.benchmark = z.benchmark;

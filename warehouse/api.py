@@ -571,6 +571,10 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
+                    untrainable = api.targets_without_scores(con, fit["targets"])
+                    if untrainable:
+                        raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
+                                        "(pass --no-restrict / restrict=False to impute the missing benchmarks)")
                     self._require_writable(f"{why}: that (or restrict=False / --no-restrict)")
                     con.close()                      # DuckDB opens a file in one mode per process
                     self._probe_writable(why)

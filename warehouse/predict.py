@@ -82,6 +82,14 @@ def restricted_fit_for(con: duckdb.DuckDBPyConnection, sources: list[str]) -> st
     return row[0] if row else None
 
 
+def targets_without_scores(con: duckdb.DuckDBPyConnection, targets: list[str]) -> list[str]:
+    """The ``targets`` no model has a usable score for: a restricted fit has nothing to train them on
+    (a warehouse that imported its current fit from a PACE-Bench folder may hold no target scores)."""
+    scored = {t for (t,) in con.execute("SELECT DISTINCT benchmark FROM scores WHERE score IS NOT NULL AND "
+                                        "benchmark IN (SELECT unnest(?::VARCHAR[]))", [targets]).fetchall()}
+    return [t for t in targets if t not in scored]
+
+
 def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str], settings: dict, reopen=None):
     """Fit a proxy on ``sources`` only, for ``model``, and record which current fits it stands in for;
     returns the FitReport.
