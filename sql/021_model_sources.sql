@@ -2,20 +2,13 @@
 -- model) the model has a usable score for, and whether the benchmark counts as present for it: at least
 -- half of them scored (a few missing rows are imputed by a proxy, a missing benchmark is not). A model
 -- lacking source benchmarks of the current fit is predicted with a fit restricted to the ones present
--- (restricted_fits, predictions_by_fit); `pace predict` and `pace plan` read the same rule from here.
+-- (restricted_fits, fit_predictions); `pace predict` and `pace plan` read the same rule from here.
 --   n_scored     the model's rows with a score in the benchmark (the key is unique per model)
---   n_instances  the benchmark's instances, over all models
+--   n_instances  the benchmark's instances, over all models (from the stored source_leaves)
 --   present      n_scored >= 0.5 * n_instances
 CREATE OR REPLACE VIEW model_sources AS
-WITH leaves AS (
-    SELECT s.benchmark, s.subdir, count(DISTINCT s.instance_id) AS n_instances
-    FROM scores AS s
-    JOIN benchmarks AS b USING (benchmark)
-    WHERE b.role = 'source'
-    GROUP BY ALL
-),
-sizes AS (
-    SELECT benchmark, sum(n_instances) AS n_instances FROM leaves GROUP BY benchmark
+WITH sizes AS (
+    SELECT benchmark, sum(n_instances) AS n_instances FROM source_leaves GROUP BY benchmark
 ),
 models AS (
     SELECT DISTINCT model FROM scores

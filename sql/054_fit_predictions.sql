@@ -83,7 +83,6 @@ leaf_deviations AS (   -- rows in collapsed cells left out: collapsed_scores, wr
     SELECT s.model, a.fit_id, a.benchmark, a.subdir, avg(s.score - a.centre) AS deviation
     FROM scores AS s
     JOIN scale_instances AS a USING (benchmark, subdir, instance_id)
-    SEMI JOIN usable AS u ON u.model = s.model AND u.fit_id = a.fit_id
     ANTI JOIN collapsed_cells AS c
       ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir
      AND (c.facet = '' OR coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') = c.facet)
