@@ -291,6 +291,58 @@ class Warehouse:
         finally:
             con.close()
 
+    # ---------------------------------------------------------------------------------------- aliases
+    def alias_preview(self, alias: str, model: str):
+        """What :meth:`alias_add` would do, without doing it: the checks, and the rows it would rename.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``, ``benchmarks``, ``needs_confirmation`` (more than ``aliases.CONFIRM_ROWS`` rows).
+
+        Raises
+        ------
+        UserError
+            A name a score file cannot carry (``/``, ``..``, control characters, empty), an alias to itself,
+            a cycle or chain with the recorded aliases (the message names the one in the way), or rows of
+            both names with the same key.
+        """
+        from warehouse.aliases import AliasPlan, check_names, plan_alias
+
+        if not Path(self.path).exists():      # `alias add` may start a warehouse: nothing to rename yet
+            return AliasPlan(*check_names(alias, model))
+        with self._reading() as con:
+            return plan_alias(con, alias, model)
+
+    def alias_add(self, alias: str, model: str, *, yes: bool = False):
+        """Ingest files named ``ALIAS.csv`` as ``model`` and rename the rows already stored under ``alias``
+        (table, collapsed cells, lake), with the checks of :meth:`alias_preview`.
+
+        Parameters
+        ----------
+        yes : bool
+            Confirm a rename of more than ``aliases.CONFIRM_ROWS`` score rows (likely a whole other model
+            rather than a misnamed file); without it such a rename is refused.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``: the score rows renamed.
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").alias_add("DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2").rows  # doctest: +SKIP
+        895
+        """
+        from warehouse.aliases import add_alias
+
+        self._require_writable("adding an alias")
+        con = self.connect(write=True, create=True)
+        try:
+            return add_alias(con, alias, model, yes=yes)
+        finally:
+            con.close()
+
     # ------------------------------------------------------------------------------------------ loocv
     def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
               B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,

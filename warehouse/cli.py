@@ -21,6 +21,7 @@ import typer
 
 from ingest.errors import IngestError
 from warehouse import settings, validate
+from warehouse.aliases import CONFIRM_ROWS
 from warehouse.connect import connect
 from warehouse.errors import UserError
 from warehouse.output import console, emit_json, err_console, print_rows
@@ -262,19 +263,33 @@ app.add_typer(alias_app, name="alias")
 
 
 @alias_app.command("add")
-def alias_add(alias: str, model: str, db: DbOpt = None) -> None:
+def alias_add(
+    alias: str,
+    model: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", envvar="PACE_YES", help=(
+        f"Rename without asking even when more than {CONFIRM_ROWS:,} score rows move (likely a whole other "
+        "model rather than a misnamed file)."))] = False,
+    db: DbOpt = None,
+) -> None:
     """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now
-    (in the table and the lake)."""
-    from warehouse.aliases import add_alias
+    (in the table and the lake), and the command says how many. Refused: names a file cannot carry,
+    chains and cycles with the recorded aliases. Many rows (see --yes) need a confirmation, asked on a
+    terminal."""
+    from warehouse.cli_models import warehouse_api
 
-    alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
-    if alias == model:
-        fail(f"an alias must differ from the model name ({alias!r})")
-    try:
-        moved = add_alias(open_write(db, create=True), alias, model)
-    except ValueError as exc:
-        fail(str(exc))
-    console.print(f"{alias} -> {model} ({moved:,} existing rows renamed)", highlight=False)
+    wh = warehouse_api(db)
+    plan = wh.alias_preview(alias, model)
+    if plan.needs_confirmation and not yes:
+        question = f"{plan.alias} -> {plan.model} {plan.describe()}. Go ahead?"
+        if not sys.stdin.isatty():
+            fail(f"{plan.alias} -> {plan.model} {plan.describe()}, more than {CONFIRM_ROWS:,}: stdin is not a "
+                 "terminal to confirm it; pass --yes")
+        if not typer.confirm(question, default=False, err=True):
+            fail("nothing renamed", code=1)
+    done = wh.alias_add(plan.alias, plan.model, yes=True)
+    console.print(f"{done.alias} -> {done.model} ({done.rows:,} existing rows renamed"
+                  + (f" in {', '.join(done.benchmarks)}" if done.rows and len(done.benchmarks) <= 6 else "")
+                  + ")", highlight=False)
 
 
 @alias_app.command("list")
