@@ -6,6 +6,10 @@ point to, would leave one model's rows under two names (and ``A -> B`` after ``B
 both are refused, naming the alias in the way. Both names must be names a score file can carry. A rename
 that moves many rows (:data:`CONFIRM_ROWS`) is a merge of two models rather than a misnamed file, and
 needs a confirmation (``Warehouse.alias_add(..., yes=True)``, ``--yes``).
+
+A model that ingest held out of fits as another spelling of a known one (``model_holds``, see
+``ingest.noise``) leaves the hold when it is aliased (its rows move to the model) or kept
+(:func:`keep_model`: a model of its own).
 """
 from __future__ import annotations
 
@@ -94,6 +98,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
             raise UserError(f"{plan.alias} -> {plan.model} {plan.describe()}, more than {CONFIRM_ROWS:,}: "
                             "is that a misnamed file or a whole other model? Confirm with --yes (yes=True)")
         con.execute("INSERT OR REPLACE INTO model_aliases VALUES (?, ?)", [plan.alias, plan.model])
+        con.execute("DELETE FROM model_holds WHERE model = ?", [plan.alias])
         mark_pending(con, plan.benchmarks)
         con.execute("UPDATE scores SET model = ? WHERE model = ?", [plan.model, plan.alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [plan.model, plan.alias])
@@ -105,3 +110,13 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
         raise
     sync_lake(con, plan.benchmarks)
     return plan
+
+
+def keep_model(con: duckdb.DuckDBPyConnection, model: str) -> str:
+    """Accept a model ingest held out of fits as a model of its own; returns what it was held as."""
+    model = validate.model_name(model)
+    held = dict(con.execute("SELECT model, detail FROM model_holds").fetchall())
+    if model not in held:
+        raise UserError(f"{model!r} is not held out of fits; held: {', '.join(sorted(held)) or 'none'}")
+    con.execute("DELETE FROM model_holds WHERE model = ?", [model])
+    return held[model]

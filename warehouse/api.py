@@ -343,6 +343,18 @@ class Warehouse:
         finally:
             con.close()
 
+    def alias_keep(self, model: str) -> str:
+        """Accept ``model``, which ingest held out of fits as another spelling of a known model
+        (``models.held``), as a model of its own: it enters the next fit. Returns the model it looked like."""
+        from warehouse.aliases import keep_model
+
+        self._require_writable("keeping a held model")
+        con = self.connect(write=True)
+        try:
+            return keep_model(con, model)
+        finally:
+            con.close()
+
     # ------------------------------------------------------------------------------------------ loocv
     def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
               B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,

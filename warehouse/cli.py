@@ -292,6 +292,16 @@ def alias_add(
                   + ")", highlight=False)
 
 
+@alias_app.command("keep")
+def alias_keep(model: str, db: DbOpt = None) -> None:
+    """Keep MODEL, which ingest held out of fits as another spelling of a known model, as a model of its
+    own (it enters the next fit). To merge it instead: pace alias add MODEL KNOWN."""
+    from warehouse.cli_models import warehouse_api
+
+    like = warehouse_api(db).alias_keep(model)
+    console.print(f"{model.strip()}: a model of its own (not {like}); it enters the next fit", highlight=False)
+
+
 @alias_app.command("list")
 def alias_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show the model aliases."""
