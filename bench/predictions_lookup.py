@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -102,7 +103,7 @@ def main() -> None:
             if k >= 2:
                 times[which].append(time.perf_counter() - started)
         con.close()
-    out = {"db_rows": rows, "models": len(models), "model": model, "calls": args.calls, "before": args.before,
+    out = {"load_average": [round(x, 1) for x in os.getloadavg()], "db_rows": rows, "models": len(models), "model": model, "calls": args.calls, "before": args.before,
            "stand_in_restricted_fits": len(stand_ins),
            "same_answer": answers["before"] == answers["after"]}
     for which, values in times.items():
