@@ -4,11 +4,12 @@ source benchmarks it has.
 A model's prediction comes from the current fit or from the restricted fit made for exactly the source
 benchmarks it has (the rule is in the ``fit_predictions`` / ``predictions`` views), so predicting one
 model never changes another's answer. A model that lacks whole source benchmarks of the current fit
-(GLM-5 has no planbench and no vision scores) would otherwise be predicted with the training mean in place of every missing score, i.e. the
-prediction would ignore what is missing. Instead a proxy is fitted on the benchmarks the model has,
-stored as ``proxy_fits`` rows keyed by that set (``restricted_for`` names the model it was made for) and
-reused by every later prediction whose model has the same benchmarks; the ``predictions`` view picks,
-per model, whichever of the two it covers better.
+(GLM-5 has no planbench and no vision scores) would otherwise be predicted with the training mean in
+place of every missing score, i.e. the prediction would ignore what is missing. Instead a proxy is
+fitted on the benchmarks the model has, stored as ``proxy_fits`` rows keyed by that set
+(``restricted_for`` names the model it was made for, ``restricted_from`` the current fit it stands in
+for) and reused by every later prediction whose model has the same benchmarks; the ``predictions``
+view picks, per model, whichever of the two it covers better.
 """
 from __future__ import annotations
 
@@ -101,13 +102,10 @@ def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str
     """
     from warehouse.fit import FitRequest, fit_and_store
 
-    if settings["method"] == IMPORTED_METHOD:
-        req = FitRequest(sources=sources, targets=settings["targets"], level=settings["level"], tasks=("abs",),
-                         restricted_for=model)
-    else:
-        req = FitRequest(method=settings["method"], count=settings["count"], B=settings["B"], seed=settings["seed"],
-                         sources=sources, targets=settings["targets"], level=settings["level"], tasks=("abs",),
-                         restricted_for=model)
+    current = {} if settings["method"] == IMPORTED_METHOD else {
+        "method": settings["method"], "count": settings["count"], "B": settings["B"], "seed": settings["seed"]}
+    req = FitRequest(**current, sources=sources, targets=settings["targets"], level=settings["level"],
+                     tasks=("abs",), restricted_for=model)
     writer = {"con": con}
 
     def reopened(read_con):
