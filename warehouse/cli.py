@@ -180,7 +180,8 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
                    "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
         return
     console.print(f"{settings.db_path(db)}: {totals[0]:,} score rows from {totals[1]:,} files; "
-                  f"{totals[2]} known models (+{totals[3]} without source rows); {totals[4]} leaves",
+                  f"{totals[2]} known models (+{totals[3]} without source rows or held out of fits); "
+                  f"{totals[4]} leaves",
                   highlight=False)
     if synthetic:
         console.print("SYNTHETIC data: these scores are made up by `pace demo-data` (not real results)",
