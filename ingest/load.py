@@ -42,7 +42,8 @@ from ingest.errors import IngestError
 from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, remember_lake, stamp_lake,
                          staging_folder, swap_lake, write_lake)
 from ingest.lake_rows import RowsLakeWriter
-from ingest.report import Anomaly, IngestReport
+from ingest.noise import hold_noise
+from ingest.report import Anomaly, IngestReport, anomaly_lines
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
 
 
@@ -133,11 +134,13 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
     check_duplicates_policy(duplicates, str(root))
     started = time.perf_counter()
     root = Path(root)
-    files = discover(root)
+    skipped: list[tuple[str, str]] = []
+    files = discover(root, skipped)
     if not files:
         raise IngestError(str(root), "no score files (<benchmark>/[<subdir>/]<Model>.csv) in this directory")
     report = IngestReport(root=str(root), files=len(files), tree=tree_identity(root),
                           synthetic=is_synthetic_tree(root))
+    report.anomalies += [Anomaly("skipped_path", path, why) for path, why in skipped]
     known = {p for (p,) in con.execute("SELECT path FROM score_files").fetchall()}
 
     def look(sf: ScoreFile) -> Probe:     # classify only the bytes of files not stored yet
@@ -212,6 +215,10 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     report.files_disappeared = len(disappeared)
 
     rewritten = [u.sf.rel for u in todo]
+    # what the warehouse knew before: only models and benchmarks new to it are held out or excluded (ingest.noise)
+    models_before = {m for (m,) in con.execute("SELECT DISTINCT model FROM score_files UNION "
+                                               "SELECT DISTINCT model FROM scores WHERE origin = 'runner'").fetchall()}
+    benchmarks_before = {b for (b,) in con.execute("SELECT benchmark FROM benchmarks").fetchall()}
     staging = staging_folder(lake)
     recorded_at = datetime.now().replace(microsecond=0)
     lake_rows: RowsLakeWriter | None = None
@@ -252,14 +259,17 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
+        noise, notes = hold_noise(con, sorted(current), models_before, benchmarks_before)
+        report.anomalies += noise
+        report.notes += notes
         if affected:            # rows came or went: recompute the stored collapsed cells
             with report.timed("collapsed"):
                 refresh_collapsed(con)
         with report.timed("anomalies"):
             report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:
-            raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n  "
-                              + "\n  ".join(str(a) for a in report.anomalies))
+            raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n"
+                              + "\n".join(anomaly_lines(report.anomalies, "  ")))
         report.rows, report.models, report.benchmarks, report.leaves = summarise(con)
         stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
         mark_pending(con, stale)

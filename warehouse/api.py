@@ -294,6 +294,70 @@ class Warehouse:
         finally:
             con.close()
 
+    # ---------------------------------------------------------------------------------------- aliases
+    def alias_preview(self, alias: str, model: str):
+        """What :meth:`alias_add` would do, without doing it: the checks, and the rows it would rename.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``, ``benchmarks``, ``needs_confirmation`` (more than ``aliases.CONFIRM_ROWS`` rows).
+
+        Raises
+        ------
+        UserError
+            A name a score file cannot carry (``/``, ``..``, control characters, empty), an alias to itself,
+            a cycle or chain with the recorded aliases (the message names the one in the way), or rows of
+            both names with the same key.
+        """
+        from warehouse.aliases import AliasPlan, check_names, plan_alias
+
+        if not Path(self.path).exists():      # `alias add` may start a warehouse: nothing to rename yet
+            return AliasPlan(*check_names(alias, model))
+        with self._reading() as con:
+            return plan_alias(con, alias, model)
+
+    def alias_add(self, alias: str, model: str, *, yes: bool = False):
+        """Ingest files named ``ALIAS.csv`` as ``model`` and rename the rows already stored under ``alias``
+        (table, collapsed cells, lake), with the checks of :meth:`alias_preview`.
+
+        Parameters
+        ----------
+        yes : bool
+            Confirm a rename of more than ``aliases.CONFIRM_ROWS`` score rows (likely a whole other model
+            rather than a misnamed file); without it such a rename is refused.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``: the score rows renamed.
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").alias_add("DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2").rows  # doctest: +SKIP
+        895
+        """
+        from warehouse.aliases import add_alias
+
+        self._require_writable("adding an alias")
+        con = self.connect(write=True, create=True)
+        try:
+            return add_alias(con, alias, model, yes=yes)
+        finally:
+            con.close()
+
+    def alias_keep(self, model: str) -> str:
+        """Accept ``model``, which ingest held out of fits as another spelling of a known model
+        (``models.held``), as a model of its own: it enters the next fit. Returns the model it looked like."""
+        from warehouse.aliases import keep_model
+
+        self._require_writable("keeping a held model")
+        con = self.connect(write=True)
+        try:
+            return keep_model(con, model)
+        finally:
+            con.close()
+
     # ------------------------------------------------------------------------------------------ loocv
     def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
               B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,
@@ -532,7 +596,7 @@ class Warehouse:
         allow_partial : bool
             Predict below ``min_coverage`` anyway.
         restrict : bool, default True
-            False keeps the current fit and imputes the missing benchmarks.
+            False predicts with the current fit alone, imputing the missing benchmarks.
 
         Returns
         -------
@@ -574,6 +638,10 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
+                    untrainable = api.targets_without_scores(con, fit["targets"])
+                    if untrainable:
+                        raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
+                                        "(pass --no-restrict to impute the missing benchmarks)")
                     self._require_writable(f"{why}: that (or --no-restrict)")
                     con.close()                      # DuckDB opens a file in one mode per process
                     self._probe_writable(why)
@@ -594,7 +662,7 @@ class Warehouse:
                     report.restricted_fit, report.made_fit = made.fit_id, True
                     con.close()
                     con = self.connect()
-            report.predictions = api.read_predictions(con, model)
+            report.predictions = api.read_predictions(con, model, restrict=restrict)
             if not report.predictions:
                 raise UserError(f"no prediction for {model!r}")
             low = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
