@@ -96,7 +96,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
         plan = plan_alias(con, alias, model)
         if plan.needs_confirmation and not yes:
             raise UserError(f"{plan.alias} -> {plan.model} {plan.describe()}, more than {CONFIRM_ROWS:,}: "
-                            "is that a misnamed file or a whole other model? Confirm with --yes (yes=True)")
+                            "is that a misnamed file or a whole other model? Confirm with --yes")
         con.execute("INSERT OR REPLACE INTO model_aliases VALUES (?, ?)", [plan.alias, plan.model])
         con.execute("DELETE FROM model_holds WHERE model = ?", [plan.alias])
         mark_pending(con, plan.benchmarks)

@@ -60,7 +60,7 @@ def test_aggregate_files_of_a_known_benchmark_are_reported_only_and_strict_refus
     write_csv(root / "alpha" / "Newcomer.csv", rows(["accuracy", "f1", "exact_match"]))
     write_csv(root / "gamma" / "Kimi-K2.csv", rows(METRICS))
     before = con.execute("SELECT * FROM benchmarks ORDER BY ALL").fetchall()
-    with pytest.raises(IngestError, match="(?s)--strict: .*aggregate_only"):
+    with pytest.raises(IngestError, match="(?s)strict=True: .*aggregate_only"):
         ingest_tree(con, root, tmp_path / "lake", strict=True)
     assert con.execute("SELECT * FROM benchmarks ORDER BY ALL").fetchall() == before
     report = ingest_tree(con, root, tmp_path / "lake")
@@ -166,5 +166,5 @@ def test_the_walk_never_leaves_the_tree_and_lists_what_it_skipped(tmp_path):
     assert "named like a score file" in skipped["alpha/Folder.csv"]
     assert con.execute("SELECT DISTINCT model FROM scores ORDER BY 1").fetchall() == [
         ("GLM-5",), ("Kimi-K2",), ("Nemotron-3-Nano",)]
-    with pytest.raises(IngestError, match="--strict"):
+    with pytest.raises(IngestError, match="strict=True"):
         ingest_tree(con, root, tmp_path / "lake", strict=True)

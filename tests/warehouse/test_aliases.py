@@ -77,7 +77,7 @@ def test_a_large_rename_needs_a_confirmation(wh):
     before = _state(wh)
     preview = wh.alias_preview(victim, "Renamed")
     assert preview.rows == rows and preview.needs_confirmation
-    with pytest.raises(UserError, match=rf"renames {rows:,} score rows .* Confirm with --yes"):
+    with pytest.raises(UserError, match=rf"renames {rows:,} score rows .* Confirm with yes=True"):
         wh.alias_add(victim, "Renamed")
     result = run_pace("alias", "add", victim, "Renamed", "--db", wh.path)     # stdin is no terminal here
     assert result.exit_code == 2 and "stdin is not a terminal" in result.stderr and f"{rows:,}" in result.stderr
