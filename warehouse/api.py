@@ -291,6 +291,60 @@ class Warehouse:
         finally:
             con.close()
 
+    def import_openhands_index(self, path: Union[str, os.PathLike], *, prefer: Names = None, prune: bool = False,
+                               strict: bool = False, duplicates: str = "first",
+                               progress: Optional[Callable[[int], None]] = None):
+        """Import an OpenHands Index folder (``results/<Model>/{metadata.json,scores.json,
+        instance_results/<bench>.json}``, ``alternative_agents/<agent>/<Model>/...``) with the guarantees
+        of :meth:`ingest`; see ``ingest.openhands_index``.
+
+        Parameters
+        ----------
+        path : path
+            The index folder (a checkout of the OpenHands Index results).
+        prefer : str or list of str, optional
+            Which source ``scores`` keeps where a model has rows of both (a Pace file and an index run
+            for one benchmark): ``'pace'`` or ``'openhands-index'`` for every model, ``'MODEL=SOURCE'`` for
+            one. Stored (table ``agentic_preference``); without a choice, ``pace``.
+        prune, strict, duplicates, progress
+            As for :meth:`ingest` (``progress(n)`` per model folder read).
+
+        Returns
+        -------
+        ingest.report.IngestReport
+            Counts, notes (the preference, models with agentic results only) and anomalies (reported
+            scores far from the instance results, partial instance files, missing costs, second
+            spellings, alias suggestions, runs that disagree with the Pace rows).
+
+        Examples
+        --------
+        >>> report = Warehouse("pace.duckdb").import_openhands_index("openhands-index")   # doctest: +SKIP
+        >>> report.anomaly_counts()                                                        # doctest: +SKIP
+        """
+        from ingest.csvfile import DUPLICATE_POLICIES
+        from ingest.lake import lake_of
+        from ingest.openhands_index import import_index, read_index
+
+        validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+        choices = _preference_choices(prefer)
+        self._require_writable("import")
+        root = settings.user_path(path)
+        read = read_index(root, duplicates=duplicates, progress=progress)     # every file checked before any write
+        db = Path(self.path)
+        created = not db.exists()
+        con = self.connect(write=True, create=True)
+        try:
+            return import_index(con, root, lake=lake_of(con, self.lake), prefer=choices, prune=prune, strict=strict,
+                                duplicates=duplicates, read=read)
+        except BaseException:
+            if created:                     # a first import that failed leaves no empty warehouse behind
+                con.close()
+                for leftover in (db, db.with_name(db.name + ".wal")):
+                    leftover.unlink(missing_ok=True)
+            raise
+        finally:
+            con.close()
+
     # ------------------------------------------------------------------------------------------ loocv
     def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
               B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,
@@ -637,6 +691,19 @@ class Warehouse:
 
         with self._reading() as con:
             return export_parquet(con, settings.user_path(out), overwrite=overwrite)
+
+
+def _preference_choices(values: Names) -> dict[str, str]:
+    """``--prefer`` values -> {model or '*': source}: ``pace``, ``openhands-index`` or ``MODEL=SOURCE``."""
+    from ingest.preference import EVERY_MODEL, SOURCES
+
+    choices: dict[str, str] = {}
+    for item in _names(values) or []:
+        model, _, source = item.rpartition("=")
+        if source not in SOURCES:
+            raise UserError(f"--prefer {item!r}: the source must be one of {', '.join(SOURCES)} (or MODEL=SOURCE)")
+        choices[validate.model_name(model, "--prefer MODEL") if _ else EVERY_MODEL] = source
+    return choices
 
 
 def _require_pandas() -> None:

@@ -11,9 +11,10 @@ from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
 from warehouse.output import emit_json
 
 import_app = typer.Typer(
-    help="Import per-sample results written by evaluation harnesses, with the guarantees of `pace ingest` "
-         "(idempotent, all or nothing, anomalies reported, lake kept in step). A TOML map says, per harness "
-         "task, the Pace benchmark/subdir, the metric that is the score and the instance id (see README).",
+    help="Import per-sample results written by evaluation harnesses, or an agentic results index, with the "
+         "guarantees of `pace ingest` (idempotent, all or nothing, anomalies reported, lake kept in step). For "
+         "lm-eval and inspect a TOML map says, per harness task, the Pace benchmark/subdir, the metric that is "
+         "the score and the instance id (see README).",
     no_args_is_help=True)
 
 MapOpt = Annotated[Path, typer.Option(
@@ -85,6 +86,42 @@ def import_inspect(
 ) -> None:
     """Import Inspect AI evaluation logs (read with inspect_ai; extra `inspect`)."""
     _run("inspect", path, map_path, model, db, lake, prune, strict, duplicates, json_out)
+
+
+@import_app.command("openhands-index")
+def import_openhands_index(
+    path: Annotated[Path, typer.Argument(help="An OpenHands Index folder: results/<Model>/{metadata.json, scores.json, "
+                                         "instance_results/<bench>.json} and alternative_agents/<agent>/<Model>/...")],
+    prefer: Annotated[Optional[list[str]], typer.Option(
+        "--prefer", envvar="PACE_PREFER", show_envvar=True,
+        help="Where a model has rows of both for one benchmark, which source `scores` (every view and method) "
+             "uses: pace (the default: the Pace files stay the truth) or openhands-index, for every model, or "
+             "MODEL=SOURCE for one (repeatable). Stored: later imports and ingests keep it.")] = None,
+    db: DbOpt = None,
+    lake: LakeOpt = None,
+    prune: PruneOpt = False,
+    strict: StrictOpt = False,
+    duplicates: DupOpt = "first",
+    json_out: JsonOpt = False,
+) -> None:
+    """Import the OpenHands Index: per-instance agentic runs (all agent harnesses, with costs), the reported
+    scores and model metadata. Benchmarks map to the warehouse's (swe-bench -> swebench, swt-bench ->
+    swtbench, swe-bench-multimodal -> swebench_multimodal, gaia, commit0); model names go through the
+    alias table (spellings that look like a known model are suggested as `pace alias add` lines)."""
+    from ingest.openhands_index import model_folders
+    from warehouse.api import Warehouse
+
+    wh = Warehouse(db, lake=lake)
+    root = settings.user_path(path)
+    total = len(model_folders(root)) if not json_out else 0
+    bar, advance = progress_bar(total, "import openhands-index", not json_out)
+    with bar:
+        report = wh.import_openhands_index(root, prefer=prefer, prune=prune, strict=strict, duplicates=duplicates,
+                                           progress=advance)
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        typer.echo(report.to_text())
 
 
 def mount(app: typer.Typer) -> None:
