@@ -123,8 +123,15 @@ def _fit_predict(db: Path, targets):
     rows = wh.sql("SELECT model, target, predicted, low, high FROM predictions", output="tuples")[1]
     pairs = wh.sql("SELECT model, opponent, target, p_win FROM pair_predictions", output="tuples")[1]
     plan = wh.plan("Kimi-K2")
+    # the stored proxies themselves: per target, everything but the ids and the time (data_hash: the sha256
+    # of the matrices the fit saw), and every instance weight
+    fits = wh.sql("""SELECT f.* EXCLUDE (fit_id, created_at, params) FROM proxy_fits f
+                     WHERE f.fit_id IN (SELECT fit_id FROM current_fits) ORDER BY task, target""", output="tuples")
+    weights = wh.sql("""SELECT w.* EXCLUDE (fit_id) FROM proxy_weights w
+                        WHERE w.fit_id IN (SELECT fit_id FROM current_fits) ORDER BY ALL""", output="tuples")[1]
+    stored = ([dict(zip(fits[0], r)) for r in fits[1]], weights)
     return ({(m, t): (p, lo, hi) for m, t, p, lo, hi in rows}, {(m, o, t): (p,) for m, o, t, p in pairs},
-            sorted(plan.rows))
+            sorted(plan.rows), stored)
 
 
 def main() -> None:
@@ -192,7 +199,22 @@ def main() -> None:
             results["runs"].append({"run": f"{label}: plan Kimi-K2 ({what})", "same_rows": fa[2] == fb[2],
                                     "rows_a": len(fa[2]), "rows_b": len(fb[2])})
             print(f"{label}: plan Kimi-K2 ({what}): same rows {fa[2] == fb[2]} ({len(fa[2])} / {len(fb[2])})")
+            old_a = [r for r in fa[3][0] if r["target"] in OLD_TARGETS]
+            old_b = [r for r in fb[3][0] if r["target"] in OLD_TARGETS]
+            same_fits = old_a == old_b
+            same_weights = [w for w in fa[3][1] if w[1] in OLD_TARGETS] == [w for w in fb[3][1] if w[1] in OLD_TARGETS]
+            results["runs"].append({"run": f"{label}: stored proxies of the old targets ({what})",
+                                    "proxy_fits_identical": same_fits, "proxy_weights_identical": same_weights,
+                                    "data_hashes_equal": [r["data_hash"] for r in old_a] == [r["data_hash"] for r in old_b]})
+            print(f"{label}: stored proxies ({what}): proxy_fits identical {same_fits}, proxy_weights identical "
+                  f"{same_weights}")
     out = REPO / "bench" / "results" / "import_invariance.json"
+    if out.exists():                        # a partial rerun (--runs) replaces its own rows, keeps the others
+        earlier = json.loads(out.read_text())
+        mine = {r["run"] for r in results["runs"]}
+        results["runs"] = [r for r in earlier.get("runs", []) if r["run"] not in mine] + results["runs"]
+        if built.get("reused"):
+            results["built"] = earlier.get("built", built)
     out.write_text(json.dumps(results, indent=1, default=str) + "\n")
     print(f"-> {out.relative_to(REPO)}")
 

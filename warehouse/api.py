@@ -50,6 +50,7 @@ class LoocvRun:
     seconds: float
     metrics: list[dict]           # per target, then the AVERAGE row (MAE in pp; pair accuracy in %)
     configs: list[dict]
+    notes: list[str] = field(default_factory=list)    # e.g. the models left out (no source rows)
 
 
 @dataclass
@@ -417,6 +418,7 @@ class Warehouse:
             req.fit_all, req.missing = fit_all, missing or DEFAULTS["missing"]
         with self._reading() as con:
             req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
+            notes = _target_only_note(con)
             label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}, C={req.count}, B={req.B}"
                      f"{', auto-tune' if auto_tune else ''}) ...")
             with self._status(label):
@@ -446,7 +448,7 @@ class Warehouse:
                                                    WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()]
         finally:
             con.close()
-        return LoocvRun(run_id, task, method, split, seconds, metrics, configs)
+        return LoocvRun(run_id, task, method, split, seconds, metrics, configs, notes)
 
     # -------------------------------------------------------------------------------------------- fit
     def fit(self, *, method: str = "default", task: str = "both", count: Optional[int] = None,
@@ -509,7 +511,10 @@ class Warehouse:
             with self._status(f"fitting ({method}, C={req.count}){' and estimating intervals' if intervals else ''}"
                               " ..."):
                 try:
-                    return fit_and_store(con, req, reopen=reopen)
+                    notes = _target_only_note(con)
+                    report = fit_and_store(con, req, reopen=reopen)
+                    report.warnings += notes
+                    return report
                 except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
         finally:
@@ -691,6 +696,18 @@ class Warehouse:
 
         with self._reading() as con:
             return export_parquet(con, settings.user_path(out), overwrite=overwrite)
+
+
+def _target_only_note(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The models with target rows but no source rows (e.g. imported from the OpenHands Index), which the
+    source-based methods leave out, as a note (none: no note)."""
+    left = [m for (m,) in con.execute("SELECT model FROM models WHERE has_target AND NOT known ORDER BY model"
+                                      ).fetchall()]
+    if not left:
+        return []
+    shown = ", ".join(left[:8]) + (f" (+{len(left) - 8} more)" if len(left) > 8 else "")
+    return [f"{len(left)} model(s) with target rows but no source rows are left out (nothing to predict them from "
+            f"until their source benchmarks are ingested): {shown}"]
 
 
 def _preference_choices(values: Names) -> dict[str, str]:

@@ -454,3 +454,65 @@ def test_import_into_a_warehouse_made_before_commit0_was_a_target(tmp_path):
     con.close()
     report = import_index(connect(db), index_tree(tmp_path / "index"))
     assert any("commit0 has the role 'excluded' here" in n for n in report.notes)
+
+
+# ------------------------------------------------------------------------------ the source-based methods
+def test_source_based_methods_say_the_same_about_the_pace_models(tmp_path):
+    """An import that brings disagreeing runs of two known models, an instance id no known model has and
+    a model with agentic results only changes no prediction of the known models; the new model is left
+    out of the folds and the fits, with a note."""
+    import shutil
+
+    from tests.helpers import synthetic_warehouse, write_index
+
+    a, _ = synthetic_warehouse(tmp_path / "a", n_models=6, seed=1, scale=0.1)
+    b = tmp_path / "b" / "pace.duckdb"
+    b.parent.mkdir()
+    shutil.copy(a, b)
+    shutil.copytree(a.parent / "lake", b.parent / "lake")
+    ids = {t: [i for (i,) in _q(a, "SELECT DISTINCT instance_id FROM scores WHERE benchmark = ? ORDER BY 1", [t])]
+           for t in ("gaia", "swtbench")}
+    known = [m for (m,) in _q(a, "SELECT model FROM models WHERE known ORDER BY model")]
+    runs = {m: {"gaia": {i: k % 2 == 0 for k, i in enumerate(ids["gaia"])},
+                "swt-bench": {i: True for i in ids["swtbench"] + ["extra-1"]}} for m in known[:2]}
+    runs["Xeno-1"] = {"gaia": {i: True for i in ids["gaia"]}, "swt-bench": {"extra-1": True, "extra-2": False}}
+    report = Warehouse(b).import_openhands_index(write_index(tmp_path / "index", runs, synthetic=True))
+    assert {a.kind for a in report.anomalies} >= {"source_disagreement"}
+
+    def run(db):
+        wh = Warehouse(db)
+        loocv = wh.loocv("abs", method="compat", strict_budget=True, count=8, B=5)
+        predicted = wh.sql("SELECT model, target, predicted, actual FROM loocv_predictions WHERE run_id = ? "
+                           "ORDER BY 1, 2", [loocv.run_id], output="tuples")[1]
+        fit = wh.fit(method="instance", task="abs", count=8, B=5, intervals=False)
+        view = wh.sql("SELECT model, target, predicted FROM predictions WHERE model IN (SELECT model FROM models "
+                      "WHERE known) ORDER BY 1, 2", output="tuples")[1]
+        return loocv, predicted, fit, view
+
+    loocv_a, predicted_a, fit_a, view_a = run(a)
+    loocv_b, predicted_b, fit_b, view_b = run(b)
+    assert predicted_b == predicted_a and len(predicted_a) == 6 * 4
+    # the view sums its terms in the order DuckDB reads them (B holds more row groups): equal to 1e-12
+    assert len(view_b) == len(view_a) == 6 * 4
+    assert all(x[:2] == y[:2] and abs(x[2] - y[2]) < 1e-12 for x, y in zip(view_a, view_b))
+    assert fit_b.trained_on == fit_a.trained_on
+    assert not loocv_a.notes and not any("no source rows" in w for w in fit_a.warnings)
+    assert loocv_b.notes == ["1 model(s) with target rows but no source rows are left out (nothing to predict them "
+                             "from until their source benchmarks are ingested): Xeno-1"]
+    assert any("Xeno-1" in w for w in fit_b.warnings)
+
+
+def test_doctor_finds_and_repairs_rows_on_the_wrong_side_of_the_rule(trees):
+    db, _, index = trees
+    _import(db, index)
+    con = duckdb.connect(str(db))             # another DuckDB client changes the preference by hand
+    con.execute("INSERT INTO agentic_preference VALUES ('Beta-2', 'openhands-index', current_localtimestamp())")
+    con.close()
+    check = run_pace("doctor", "--check", "--db", db)
+    assert check.exit_code == 1 and "preference: 6 row(s) of swebench" in check.output, check.output
+    repaired = run_pace("doctor", "--db", db)
+    assert repaired.exit_code == 0 and "moved 6 row(s) of swebench" in repaired.output, repaired.output
+    assert _q(db, "SELECT DISTINCT source_ref FROM scores WHERE model = 'Beta-2' AND benchmark = 'swebench'") == \
+        [("results/Beta-2/instance_results/swe-bench.json",)]
+    assert run_pace("doctor", "--check", "--db", db).exit_code == 0
+    assert_lake_in_step(db)
