@@ -171,7 +171,7 @@ def model_folders(root: Path) -> list[ModelDir]:
 
 
 def _check_name(name: str, where: str, what: str) -> None:
-    if not name.strip() or name != name.strip() or any(ord(c) < 32 for c in name):
+    if not name.strip() or name != name.strip() or any(ord(c) < 32 for c in name) or name == preference.EVERY_MODEL:
         raise IngestError(where, f"{what} name {name!r} is not usable as a model name (blank, padded or a "
                           "control character)")
 
@@ -182,8 +182,11 @@ def _instance_rows(name: str, value, text: str, sha: str, duplicates: str) -> Pa
         raise IngestError(name, "not an instance results file: expected a JSON object "
                           '{"<instance_id>": {"resolved": true|false|null, "cost": USD|null}, ...}', line=1)
     ids, scores, costs, lines = [], [], [], []
+    cursor = 0                       # keys come in file order: each one is found after the previous one
     for instance_id, record in value:
-        line = _line_of(text, json.dumps(instance_id))
+        found = re.compile(re.escape(json.dumps(instance_id, ensure_ascii=False)) + r"\s*:").search(text, cursor)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+        cursor = found.end() if found else cursor
         if not instance_id.strip() or any(c in instance_id for c in "\r\n"):
             raise IngestError(name, f"instance id {instance_id!r} is not usable (empty or a line break)", line=line)
         if not isinstance(record, _Object):

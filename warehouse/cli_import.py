@@ -48,7 +48,11 @@ def _run(kind: str, path: Path, map_path: Path, model, db, lake, prune, strict, 
     with bar:                                       # every file is read and checked before the warehouse opens
         units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=advance)
     con = open_write(db, create=True)
-    report = load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates)
+    _show(load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates),
+          json_out)
+
+
+def _show(report, json_out: bool) -> None:
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -118,10 +122,7 @@ def import_openhands_index(
     with bar:
         report = wh.import_openhands_index(root, prefer=prefer, prune=prune, strict=strict, duplicates=duplicates,
                                            progress=advance)
-    if json_out:
-        emit_json(report.to_dict())
-    else:
-        typer.echo(report.to_text())
+    _show(report, json_out)
 
 
 def mount(app: typer.Typer) -> None:

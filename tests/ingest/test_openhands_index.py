@@ -516,3 +516,18 @@ def test_doctor_finds_and_repairs_rows_on_the_wrong_side_of_the_rule(trees):
         [("results/Beta-2/instance_results/swe-bench.json",)]
     assert run_pace("doctor", "--check", "--db", db).exit_code == 0
     assert_lake_in_step(db)
+
+
+def test_a_repeated_instance_id_follows_the_duplicates_policy(trees):
+    db, _, index = trees
+    path = index / "results/Delta-4/instance_results/gaia.json"
+    path.write_text('{\n "g1": {"resolved": true, "cost": 1},\n "g2": {"resolved": false, "cost": 1},\n'
+                    ' "g1": {"resolved": false, "cost": 2}\n}\n')
+    with pytest.raises(IngestError, match=r"gaia.json:4: id 'g1' repeats an earlier id"):
+        _import(db, index, duplicates="error")
+    report = _import(db, index, duplicates="last")
+    assert any(a.kind == "conflicting_duplicates" and a.where == str(path.relative_to(index)) for a in report.anomalies)
+    assert _q(db, "SELECT score FROM scores WHERE model = 'Delta-4' AND benchmark = 'gaia' AND instance_id = 'g1'"
+              ) == [(0.0,)]
+    assert _q(db, "SELECT cost FROM agentic_runs WHERE source_ref = ? AND instance_id = 'g1'",
+              [str(path.relative_to(index))]) == [(2.0,)]
