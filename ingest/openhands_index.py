@@ -75,6 +75,17 @@ def _line_of(text: str, needle: str) -> int | None:
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
+def _key_at(text: str, needle: str, start: int) -> int:
+    """Where the object key ``needle`` (a JSON string) next occurs from ``start`` (followed by ':'), or -1."""
+    at = text.find(needle, start)
+    while at >= 0:
+        rest = text[at + len(needle):at + len(needle) + 64].lstrip()
+        if rest.startswith(":"):
+            return at
+        at = text.find(needle, at + 1)
+    return -1
+
+
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
@@ -182,11 +193,13 @@ def _instance_rows(name: str, value, text: str, sha: str, duplicates: str) -> Pa
         raise IngestError(name, "not an instance results file: expected a JSON object "
                           '{"<instance_id>": {"resolved": true|false|null, "cost": USD|null}, ...}', line=1)
     ids, scores, costs, lines = [], [], [], []
-    cursor = 0                       # keys come in file order: each one is found after the previous one
+    cursor, line_at_cursor = 0, 1    # keys come in file order: each one is found after the previous one
     for instance_id, record in value:
-        found = re.compile(re.escape(json.dumps(instance_id, ensure_ascii=False)) + r"\s*:").search(text, cursor)
-        line = text.count("\n", 0, found.start()) + 1 if found else None
-        cursor = found.end() if found else cursor
+        at = _key_at(text, json.dumps(instance_id, ensure_ascii=False), cursor)
+        if at >= 0:
+            line_at_cursor += text.count("\n", cursor, at)
+            cursor = at
+        line = line_at_cursor if at >= 0 else None
         if not instance_id.strip() or any(c in instance_id for c in "\r\n"):
             raise IngestError(name, f"instance id {instance_id!r} is not usable (empty or a line break)", line=line)
         if not isinstance(record, _Object):
