@@ -714,11 +714,14 @@ def _notes(con, read: IndexRead, brought: set[str]) -> list[str]:
                          f"(`pace benchmarks set {benchmark} target`)")
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
     models = sorted({aliases.get(f.index_model, f.index_model) for f in read.folders})
+    with_runs = {aliases.get(one.folder.index_model, one.folder.index_model) for one in read.instances.values()}
     sourced = {m for (m,) in con.execute("SELECT model FROM models WHERE known").fetchall()}
-    agentic_only = [m for m in models if m not in sourced]
-    notes.append(f"{len(models)} models in the index ({len(read.folders)} folders); {len(models) - len(agentic_only)} "
-                 f"have source rows, {len(agentic_only)} have agentic results only (the source-based methods leave them "
-                 f"out until their sources are ingested): {_short(agentic_only, 8)}")
+    agentic_only = [m for m in models if m not in sourced and m in with_runs]
+    described_only = [m for m in models if m not in sourced and m not in with_runs]
+    notes.append(f"{len(models)} models in the index ({len(read.folders)} folders): {len(models) - len(agentic_only) - len(described_only)} "
+                 f"have source rows; {len(agentic_only)} have agentic results only (the source-based methods leave "
+                 f"them out until their sources are ingested): {_short(agentic_only, 8)}"
+                 + (f"; {len(described_only)} have metadata only: {_short(described_only, 8)}" if described_only else ""))
     return notes
 
 
