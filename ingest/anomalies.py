@@ -15,14 +15,13 @@ import difflib
 import duckdb
 
 from ingest.noise import second_spelling_of
+from ingest.preference import BOTH_TABLES, PRESENT_ROWS
 from ingest.report import Anomaly
 
-# Rows per ingested file (one pass over a dictionary-compressed column), then one row per file of
-# the tree that has rows: its model, leaf, role, rows and id fingerprint.
-_FILE_ROWS = """
-    CREATE OR REPLACE TEMP TABLE file_rows AS
-    SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY source_ref
-"""
+# Rows per ingested file (one pass over a dictionary-compressed column; rows a second source's preferred
+# rows keep out of scores count too: ingest.preference), then one row per file of the tree that has rows:
+# its model, leaf, role, rows and id fingerprint.
+_FILE_ROWS = f"CREATE OR REPLACE TEMP TABLE file_rows AS {PRESENT_ROWS}"
 _TREE_FILES = """
     CREATE OR REPLACE TEMP TABLE tree_file_rows AS
     SELECT sf.path, sf.model, sf.benchmark, sf.subdir, b.role, r.n, sf.ids_hash
@@ -115,7 +114,7 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         # constants (not a subquery), so DuckDB's zone maps skip row groups of other files
         con.execute(f"""
             UPDATE leaf_union AS l SET n_union = u.n_union
-            FROM (SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM scores
+            FROM (SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM {BOTH_TABLES}
                   WHERE source_ref IN ({", ".join("?" * len(representatives))}) GROUP BY ALL) AS u
             WHERE l.benchmark = u.benchmark AND l.subdir = u.subdir""", sorted(representatives))
     rows = con.execute("""

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from ingest import preference
+from ingest.openhands_index import rename_model
 from warehouse import validate
 from warehouse.errors import UserError
 
@@ -70,10 +72,10 @@ def plan_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> AliasP
         raise UserError(f"ALIAS {alias!r} is the model of alias(es) {', '.join(f'{a} -> {alias}' for a in pointing)}: "
                         f"their files would still be ingested as {alias}; alias them to {model} instead "
                         f"(`pace alias remove {pointing[0]}`, then `pace alias add {pointing[0]} {model}`)")
-    clash = con.execute("""
-        SELECT count(*) FROM scores a JOIN scores m
-          ON a.benchmark = m.benchmark AND a.subdir = m.subdir AND a.instance_id = m.instance_id
-        WHERE a.model = ? AND m.model = ?""", [alias, model]).fetchone()[0]
+    # rows of another source for the same key (an OpenHands Index import under the alias, Pace files under
+    # the model) are allowed: the preference rule (ingest.preference) keeps one source per model and
+    # benchmark in scores; two rows of one source would claim one score
+    clash, _ = preference.cross_source_keys(con, alias, model)
     if clash:
         raise UserError(f"{clash} rows of {alias!r} have the same key as rows of {model!r}; "
                         "remove one of the two files first")
@@ -99,11 +101,14 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
                             "is that a misnamed file or a whole other model? Confirm with --yes")
         con.execute("INSERT OR REPLACE INTO model_aliases VALUES (?, ?)", [plan.alias, plan.model])
         con.execute("DELETE FROM model_holds WHERE model = ?", [plan.alias])
-        mark_pending(con, plan.benchmarks)
         con.execute("UPDATE scores SET model = ? WHERE model = ?", [plan.model, plan.alias])
+        con.execute("UPDATE scores_displaced SET model = ? WHERE model = ?", [plan.model, plan.alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [plan.model, plan.alias])
-        if plan.rows:
-            refresh_collapsed(con)              # the renamed rows' cells (and the others' medians)
+        rename_model(con, plan.alias, plan.model)
+        # two sources may now share a (model, benchmark) cell: the rule settles it
+        plan.benchmarks = sorted(set(plan.benchmarks) | preference.refresh(con))
+        mark_pending(con, plan.benchmarks)
+        refresh_collapsed(con)                  # the renamed rows' cells (and the others' medians)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -5,8 +5,9 @@ warehouse's own (its stamp, see :mod:`ingest.lake`: a lake of another warehouse 
 never touched), lake partitions marked pending by a writer that was killed, every benchmark's lake
 partition against ``scores`` (row count and a content fingerprint; a file DuckDB cannot read is a
 damaged partition), leftover staging / trash folders inside the lake, the stored collapsed cells
-against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), and score
-files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), rows of
+two sources in the wrong one of ``scores`` / ``scores_displaced`` for the preference rule
+(``ingest.preference``), and score files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
 
 :func:`rebuild_from_lake` goes the other way: a database file that is lost or damaged is rebuilt
 from its lake, the durable copy of the scores.
@@ -21,9 +22,9 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import collapsed
+from ingest import collapsed, preference
 from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
-                         leftovers, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
+                         leftovers, mark_pending, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
 from warehouse.connect import connect, describe_open_error, schema_problem
 from warehouse.errors import UserError
 from warehouse.settings import lake_path
@@ -69,18 +70,36 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
         unrepaired.append(problems[-1])
     cells_stale = _collapsed_problems(con)
     problems += cells_stale
-    missing = con.execute("""
-        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+    moved = preference.drift(con)
+    problems += [f"preference: {n:,} row(s) of {benchmark} sit in the wrong one of scores / scores_displaced for "
+                 "the rule (written outside pace, or agentic_preference changed by hand)" for benchmark, n in moved.items()]
+    missing = con.execute(f"""
+        WITH present AS ({preference.PRESENT_ROWS})
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
-                                     WHEN 'inspect log' THEN 'import inspect' ELSE 'ingest' END,
+                                     WHEN 'inspect log' THEN 'import inspect'
+                                     WHEN 'openhands-index' THEN 'import openhands-index' ELSE 'ingest' END,
                count(*), sum(f.n_rows - coalesce(p.n, 0))
         FROM score_files f LEFT JOIN present p USING (path)
         WHERE coalesce(p.n, 0) <> f.n_rows GROUP BY ALL ORDER BY 1, 2""").fetchall()
     for tree, command, n_files, n_rows in missing:
-        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command != "ingest" else "")
+        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command in ("import lm-eval", "import inspect")
+                                                      else "")
         problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
                         f"`{again}` reloads them")
     if repair:
+        if moved:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                rewrite = preference.refresh(con)
+                mark_pending(con, rewrite)
+                collapsed.refresh(con)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            marked = sorted(set(marked) | rewrite)
+            repaired.append(f"moved {sum(moved.values()):,} row(s) of {', '.join(moved)} to where the preference "
+                            "rule puts them")
         if not foreign:
             stamped = read_stamp(lake) is None and lake.exists()
             claim_lake(con, lake)
