@@ -35,4 +35,5 @@ SELECT
     d.model IS NOT NULL                             AS has_metadata
 FROM scored AS s
 FULL OUTER JOIN described AS d ON d.model = s.model
-LEFT JOIN model_holds AS h ON h.model = coalesce(s.model, d.model);     -- at most one row per model
+-- model_holds holds at most one row per model, so this join keeps one row per model
+LEFT JOIN model_holds AS h ON h.model = coalesce(s.model, d.model);
