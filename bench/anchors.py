@@ -1,0 +1,532 @@
+"""Agentic anchors, measured honestly (issue 23, item 4): a model's full mean on each target estimated from K of
+its own target instances (its anchors), against the spec's baselines, under every split.
+
+Data (bench/anchors_data.py, a stop-gap until `pace import openhands-index`): the 27 models with target rows
+(26 of the OpenHands Index with instance results, plus Kimi-K2 from the Pace files), five targets (gaia,
+swebench, swebench_multimodal, swtbench, commit0); for the 14 Pace models the Pace files are the truth on the
+four Pace targets. A model's full mean on a target is the plain mean over the instances it has.
+
+Held-out protocol: for every fold the held-out models' target rows are hidden from every fitted quantity
+(the item model, the strata, the expected costs, the metadata regression, the sources prior's interval); a
+held-out model reveals only the anchors chosen for it. Splits over the 27 models:
+  loo      each model alone
+  family   each family (the leading letters of the name, case folded: claude-opus-4-7 is a Claude)
+  low-3    the 3 models with the lowest, high-3 the 3 with the highest target means (average over the targets
+           of the logit mean on the items every model has, z-scored per target)
+
+Methods (each at K = 0, 5, 10, 20, 30, 50 anchors per target; commit0 has 16 instances, so K is capped):
+  random-mean      baseline 1: the mean of K random instances (DRAWS draws per model)
+  stratified-mean  baseline 2: one instance per difficulty stratum, stratum-weighted (DRAWS draws)
+  sources          baseline 3 (the 14 Pace models, four targets): today's default prediction, no anchors
+  <variants>       the item-model estimators (VARIANTS below: item model, prior, anchor choice, point estimate)
+
+Figures per split, target, method and K: MAE (pp), Spearman (held-out estimates against truths), pair
+accuracy (%: each held-out model's estimate against every other model's truth), coverage of the 80 %
+interval (%), and cost (USD per model: the anchors' cost from the model's own per-instance costs, an unknown
+cost imputed by the model's median on that target, or the training models' median of the instance when
+the model has none). Averages over targets are unweighted; costs are summed over targets.
+
+    .venv/bin/python bench/anchors.py [--variants a,b] [--splits loo,family] [--draws 50] [--quick]
+        [--sources-cache FILE] [--out accuracy.json section 'anchors'] [--experiments]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(1, str(REPO / "bench"))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import pickle  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+import zlib  # noqa: E402
+from dataclasses import asdict, dataclass  # noqa: E402
+from datetime import date  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from anchors_data import TARGETS, AgenticData, load_targets  # noqa: E402
+from models.anchors import (ability_curve, ability_grid, estimate_full_mean, fit_items, mean_curve,  # noqa: E402
+                            next_anchors, normal_log_prior, prediction_prior, random_draws, regression_prior,
+                            stratified_draws)
+from models.anchors.calibration import conformal_factor, interval_scores, widen  # noqa: E402
+from models.metrics import spearman  # noqa: E402
+
+SHARED = REPO.parent / "shared"
+KS = [0, 5, 10, 20, 30, 50]
+SPLITS = ["loo", "family", "low-3", "high-3"]
+DRAWS = 50
+BATCH = 5          # adaptive choice: anchors are chosen BATCH at a time, each batch after the last one's results
+LEVEL = 0.8
+SEED = 23
+FIT_POINTS = 61    # abilities of the item fit's grid (estimates use the full 121-point grid)
+INNER_FOLDS = 5    # calibration: inner folds of each fold's training models
+INNER_DRAWS = 5    # calibration draws per inner model for the random / stratified choices
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An item-model estimator. slopes/slope_sd/intercept_sd: the item model (models.anchors.items);
+    prior: pop (N(0, pop_sd)) | src (the sources prior where there is one, else pop) | meta (metadata
+    regression) | src-meta (src where there is one, else meta); choice: random | stratified (the baselines'
+    own draws, paired) | adaptive (BATCH at a time) | static (all K chosen before any result) |
+    adaptive-cost (adaptive, per expected USD); point: mean | median of the posterior full mean."""
+    slopes: str = "free"
+    slope_sd: float = 0.5
+    intercept_sd: float = 3.0
+    prior: str = "pop"
+    pop_sd: float = 1.0
+    choice: str = "adaptive"
+    point: str = "median"
+    noise: bool = True
+    slips: bool = True
+
+    def items_key(self):
+        return (self.slopes, self.slope_sd, self.intercept_sd, self.slips)
+
+
+VARIANTS = {
+    "irt": Variant(),
+    "irt-src": Variant(prior="src"),
+}
+EXPERIMENTS = {
+    **VARIANTS,
+    "irt-noslip": Variant(slips=False),
+    "irt-1pl-noslip": Variant(slopes="shared", slips=False),
+    "irt-tight-noslip": Variant(slope_sd=0.25, intercept_sd=2.0, slips=False),
+    "irt-random": Variant(choice="random"),
+    "irt-stratified": Variant(choice="stratified"),
+    "irt-static": Variant(choice="static"),
+    "irt-cost": Variant(choice="adaptive-cost"),
+    "irt-mean": Variant(point="mean"),
+    "irt-nonoise": Variant(noise=False),
+    "irt-1pl": Variant(slopes="shared"),
+    "irt-loose": Variant(slope_sd=2.0, intercept_sd=10.0),
+    "irt-tight": Variant(slope_sd=0.25, intercept_sd=2.0),
+    "irt-wide": Variant(pop_sd=1.5),
+    "irt-meta": Variant(prior="meta"),
+    "irt-src-meta": Variant(prior="src-meta"),
+    "irt-src-random": Variant(prior="src", choice="random"),
+}
+
+
+# ----------------------------------------------------------------------------------------------- splits
+
+def family(model: str) -> str:
+    """The leading letters of the name, case folded (the warehouse's model_family, but claude == Claude)."""
+    return (re.match(r"[A-Za-z]+", model) or [model])[0].lower()
+
+
+def model_strength(data: AgenticData) -> dict[str, float]:
+    """Average over targets of the z-scored logit mean on the items every model of the target has."""
+    totals: dict[str, list[float]] = {}
+    for tr in data.targets.values():
+        common = np.all(np.isfinite(tr.y), axis=0)
+        cols = common if common.sum() >= 10 else np.ones(tr.y.shape[1], bool)
+        p = np.clip(np.nanmean(tr.y[:, cols], axis=1), 0.01, 0.99)
+        z = np.log(p / (1 - p))
+        z = (z - z.mean()) / z.std()
+        for m, v in zip(tr.models, z):
+            totals.setdefault(m, []).append(float(v))
+    return {m: float(np.mean(v)) for m, v in totals.items()}
+
+
+def make_splits(data: AgenticData, k: int = 3) -> dict[str, list[list[str]]]:
+    strength = model_strength(data)
+    models = sorted(strength)
+    families: dict[str, list[str]] = {}
+    for m in models:
+        families.setdefault(family(m), []).append(m)
+    ranked = sorted(models, key=lambda m: (strength[m], m))
+    return {"loo": [[m] for m in models], "family": [families[f] for f in sorted(families)],
+            f"low-{k}": [ranked[:k]], f"high-{k}": [ranked[-k:]]}
+
+
+# --------------------------------------------------------------------------------------------- features
+
+def metadata_features(meta: dict | None) -> np.ndarray:
+    """(4,) release date (years since 2025), log10 output price, open weights (0/1), log10 active params
+    (NaN where unknown)."""
+    if not meta:
+        return np.full(4, np.nan)
+    try:
+        released = date.fromisoformat(meta["release_date"])
+        years = (released - date(2025, 1, 1)).days / 365.25
+    except (KeyError, TypeError, ValueError):
+        years = np.nan
+    price = meta.get("output_price")
+    active = meta.get("active_parameter_count_b") or meta.get("parameter_count_b")
+    return np.array([years, np.log10(price) if price else np.nan,
+                     1.0 if meta.get("openness", "").startswith("open") else 0.0,
+                     np.log10(active) if active else np.nan])
+
+
+# ------------------------------------------------------------------------------------------- evaluation
+
+@dataclass
+class Record:
+    split: str
+    target: str
+    model: str
+    method: str
+    k: int
+    truth: float
+    pace: bool
+    estimate: np.ndarray      # (D,) one value per draw (deterministic methods: D = 1)
+    low: np.ndarray
+    high: np.ndarray
+    cost: np.ndarray
+
+
+def _rng(seed: int, *parts) -> np.random.Generator:
+    return np.random.default_rng([seed, *(zlib.crc32(str(p).encode()) for p in parts)])
+
+
+def _own_costs(cost_row: np.ndarray, members: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """(n,) the model's own cost per instance; unknown -> its median on the target, or the training median."""
+    own = cost_row.copy()
+    known = np.isfinite(own) & members
+    if known.any():
+        own[~np.isfinite(own)] = np.median(own[known])
+    else:
+        own = fallback.copy()
+    return np.where(np.isfinite(own), own, np.nanmedian(fallback))
+
+
+class TargetFold:
+    """One (fold, target): the training models' item fits (per item-model setting), strata and costs."""
+
+    def __init__(self, tr, held: list[str], grid):
+        self.tr, self.grid = tr, grid
+        self.plain_grid = ability_grid(slips=(0.0,))
+        # the item fit runs on a coarser ability grid (the items' parameters are continuous; 3x faster)
+        self.fit_grids = {True: ability_grid(points=FIT_POINTS), False: ability_grid(points=FIT_POINTS, slips=(0.0,))}
+        self.train = np.array([i for i, m in enumerate(tr.models) if m not in held])
+        ytr = tr.y[self.train]
+        with np.errstate(all="ignore"):
+            self.solve_rate = np.nanmean(ytr, axis=0)
+            expected = np.nanmedian(tr.cost[self.train], axis=0)
+        self.expected_cost = np.where(np.isfinite(expected), expected, np.nanmedian(expected))
+        self._fits: dict = {}
+
+    def grid_for(self, variant: Variant):
+        return self.grid if variant.slips else self.plain_grid
+
+    def fit(self, variant: Variant):
+        key = variant.items_key()
+        if key not in self._fits:
+            self._fits[key] = fit_items(self.tr.y[self.train], slopes=variant.slopes, slope_sd=variant.slope_sd,
+                                        intercept_sd=variant.intercept_sd, grid=self.fit_grids[variant.slips])
+        return self._fits[key]
+
+
+def _prior(variant: Variant, fold: TargetFold, model: str, members: np.ndarray, source, features: dict):
+    """(P,) log prior of one held-out model under the variant (the fit's learnt slip weights throughout)."""
+    fit = fold.fit(variant)
+    grid, slips = fold.grid_for(variant), fit.slip_weights
+    kind = variant.prior
+    if kind in ("src", "src-meta") and source is not None:
+        values = mean_curve(fit.params, grid, np.zeros(members.size), np.zeros(members.size, bool), members)[0]
+        theta, curve = ability_curve(grid, values, slips)
+        centre, sd = prediction_prior(theta, curve, source.predicted, source.low, source.high, LEVEL)
+        return normal_log_prior(grid, centre, sd, slips)
+    if kind in ("meta", "src-meta"):
+        names = [fold.tr.models[i] for i in fold.train]
+        x = np.stack([features[m] for m in names])
+        usable = np.isfinite(x).mean(0) >= 0.5
+        mean, sd = regression_prior(x[:, usable], fit.ability, features[model][usable][None, :])
+        return normal_log_prior(grid, float(mean[0]), sd, slips)
+    return normal_log_prior(grid, 0.0, variant.pop_sd, slips)
+
+
+ADAPTIVE = ("adaptive", "adaptive-cost", "static")
+
+
+def _adaptive_sequence(variant: Variant, fold: TargetFold, log_prior, y, members, kmax: int) -> np.ndarray:
+    """The order in which the variant's choice reveals the model's items, up to kmax (adaptive: BATCH at a
+    time, each batch chosen after the previous results are in; static: all kmax chosen up front)."""
+    fit = fold.fit(variant)
+    observed = np.zeros(y.size, bool)
+    order: list[int] = []
+    cost = fold.expected_cost if variant.choice == "adaptive-cost" else None
+    batch = kmax if variant.choice == "static" else BATCH
+    while len(order) < min(kmax, int(members.sum())):
+        step = next_anchors(fit.params, fold.grid_for(variant), log_prior, y, observed, members,
+                            min(batch, kmax - len(order)), cost)
+        if step.size == 0:
+            break
+        observed[step] = True
+        order.extend(int(j) for j in step)
+    return np.asarray(order, dtype=np.int64)
+
+
+def baseline_draws(fold: TargetFold, y, members, ks, draws: int, seed: int, model: str) -> dict:
+    """{K: {"random": Draws, "stratified": Draws}} for one model (K > 0)."""
+    out = {}
+    for k in ks:
+        if k > 0:
+            rng = _rng(seed, fold.tr.target, model, k)
+            out[k] = {"random": random_draws(y, members, k, draws, rng, LEVEL),
+                      "stratified": stratified_draws(y, members, fold.solve_rate, k, draws, rng, LEVEL)}
+    return out
+
+
+def estimate_path(variant: Variant, fold: TargetFold, y, members, log_prior, ks, base) -> dict:
+    """{K: (point, low, high, observed)}: the variant's estimate after K anchors, (D,) per draw (one draw for
+    the adaptive choices), observed (D, n) the anchors."""
+    fit = fold.fit(variant)
+    order = None
+    if variant.choice in ("adaptive", "adaptive-cost"):
+        order = _adaptive_sequence(variant, fold, log_prior, y, members, max(ks))
+    out = {}
+    for k in ks:
+        if k == 0:
+            chosen = np.zeros((1, 0), np.int64)
+        elif variant.choice == "static":
+            chosen = _adaptive_sequence(variant, fold, log_prior, y, members, k)[None, :]
+        elif order is not None:
+            chosen = order[:k][None, :]
+        else:
+            chosen = base[k][variant.choice].items
+        observed = np.zeros((chosen.shape[0], y.size), bool)
+        if chosen.shape[1]:
+            np.put_along_axis(observed, chosen, True, axis=1)
+        est = estimate_full_mean(fit.params, fold.grid_for(variant), log_prior, np.broadcast_to(y, observed.shape), observed,
+                                 np.broadcast_to(members, observed.shape), LEVEL, noise=variant.noise)
+        out[k] = (est.median if variant.point == "median" else est.mean, est.low, est.high, observed)
+    return out
+
+
+def calibration_factors(variant: Variant, fold: TargetFold, held: list[str], ks, features, loo_sources,
+                        seed: int) -> dict:
+    """{K: widening factor} from INNER folds of the fold's training models (round-robin by name into
+    INNER_FOLDS groups; each group held out in turn from a refitted item model, its members estimated exactly
+    as a held-out model is): the split-conformal factor of their interval scores. The outer held-out models'
+    rows are in none of it."""
+    tr = fold.tr
+    names = sorted(tr.models[i] for i in fold.train)
+    scores: dict = {k: [] for k in ks}
+    for g in range(INNER_FOLDS):
+        group = names[g::INNER_FOLDS]
+        inner = TargetFold(tr, list(held) + group, fold.grid)
+        for model in group:
+            r = tr.models.index(model)
+            members = np.isfinite(tr.y[r])
+            y = np.nan_to_num(tr.y[r])
+            truth = float(y[members].mean())
+            prior = _prior(variant, inner, model, members, loo_sources.get((model, tr.target)), features)
+            base = baseline_draws(inner, y, members, ks, INNER_DRAWS, seed, model) \
+                if variant.choice in ("random", "stratified") else {}
+            for k, (point, low, high, _) in estimate_path(variant, inner, y, members, prior, ks, base).items():
+                scores[k].extend(interval_scores(point, low, high, np.full(point.shape, truth)))
+    return {k: conformal_factor(np.asarray(v), LEVEL) for k, v in scores.items()}
+
+
+def evaluate(data: AgenticData, sources: dict, variants: dict[str, Variant], splits: list[str], ks: list[int],
+             draws: int, seed: int, calibrate: bool = True, log=print) -> list[Record]:
+    grid = ability_grid()
+    folds_by_split = make_splits(data)
+    features = {m: metadata_features(data.metadata.get(m)) for m in model_names(data)}
+    loo_sources = sources.get("loo", {})
+    records: list[Record] = []
+    for split in splits:
+        started = time.perf_counter()
+        for held in folds_by_split[split]:
+            for target in TARGETS:
+                tr = data.targets[target]
+                here = [m for m in held if m in tr.models]
+                if not here:
+                    continue
+                fold = TargetFold(tr, held, grid)
+                factors = {name: calibration_factors(v, fold, held, ks, features, loo_sources, seed)
+                           for name, v in variants.items()} if calibrate else {}
+                for model in here:
+                    records += _model_records(split, model, fold, features, sources.get(split, {}), data,
+                                              variants, factors, ks, draws, seed)
+        log(f"  {split}: {time.perf_counter() - started:.1f} s", flush=True)
+    return records
+
+
+def _model_records(split, model, fold, features, sources, data, variants, factors, ks, draws, seed):
+    tr = fold.tr
+    r = tr.models.index(model)
+    members = np.isfinite(tr.y[r])
+    y = np.nan_to_num(tr.y[r])
+    truth = float(y[members].mean())
+    pace = model in data.pace_models
+    cost = _own_costs(tr.cost[r], members, fold.expected_cost)
+    source = sources.get((model, tr.target))
+    out = []
+
+    def record(method, k, est, low, high, spent):
+        out.append(Record(split, tr.target, model, method, k, truth, pace, np.atleast_1d(est).astype(float),
+                          np.atleast_1d(low).astype(float), np.atleast_1d(high).astype(float),
+                          np.atleast_1d(spent).astype(float)))
+
+    if source is not None:
+        record("sources", 0, source.predicted, source.low, source.high, 0.0)
+    base = baseline_draws(fold, y, members, ks, draws, seed, model)
+    for k, d in base.items():
+        for name, draw in d.items():
+            record(f"{name}-mean", k, draw.estimate, draw.low, draw.high, cost[draw.items].sum(1))
+    for name, variant in variants.items():
+        log_prior = _prior(variant, fold, model, members, source, features)
+        for k, (point, low, high, observed) in estimate_path(variant, fold, y, members, log_prior, ks, base).items():
+            if name in factors:
+                low, high = widen(point, low, high, factors[name][k])
+            record(name, k, point, low, high, (observed * cost).sum(1))
+    return out
+
+
+def model_names(data: AgenticData) -> list[str]:
+    return sorted({m for tr in data.targets.values() for m in tr.models})
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+def summarise(records: list[Record], data: AgenticData, subset: str = "all") -> dict:
+    """{split: {method: {K: {target | AVERAGE: {mae_pp, spearman, pair_accuracy_pct, coverage_pct, cost_usd,
+    n}}}}}; subset 'pace' keeps the 14 Pace models only."""
+    truths = {t: dict(zip(tr.models, np.nanmean(tr.y, axis=1))) for t, tr in data.targets.items()}
+    groups: dict = {}
+    for rec in records:
+        if subset == "pace" and not rec.pace:
+            continue
+        groups.setdefault((rec.split, rec.method, rec.k, rec.target), []).append(rec)
+    out: dict = {}
+    for (split, method, k, target), recs in sorted(groups.items()):
+        draws = max(r.estimate.size for r in recs)
+        est = np.stack([np.resize(r.estimate, draws) for r in recs])        # (models, D)
+        low = np.stack([np.resize(r.low, draws) for r in recs])
+        high = np.stack([np.resize(r.high, draws) for r in recs])
+        truth = np.array([r.truth for r in recs])
+        others = truths[target]
+        pair = []
+        for r, rec in enumerate(recs):
+            for other, t_other in others.items():
+                if other == rec.model or t_other == rec.truth:
+                    continue
+                pair.append(np.mean(np.sign(est[r] - t_other) == np.sign(rec.truth - t_other)))
+        sp = [spearman(est[:, d], truth) for d in range(draws)] if len(recs) >= 3 else [np.nan]
+        cell = {"mae_pp": 100 * float(np.mean(np.abs(est - truth[:, None]))),
+                "bias_pp": 100 * float(np.mean(est - truth[:, None])),
+                "spearman": float(np.nanmean(sp)) if np.isfinite(sp).any() else float("nan"),
+                "pair_accuracy_pct": 100 * float(np.mean(pair)) if pair else float("nan"),
+                "coverage_pct": 100 * float(np.mean((low <= truth[:, None] + 1e-12) & (truth[:, None] <= high + 1e-12))),
+                "width_pp": 100 * float(np.mean(high - low)),
+                "cost_usd": float(np.mean([r.cost.mean() for r in recs])),
+                "n": len(recs)}
+        out.setdefault(split, {}).setdefault(method, {}).setdefault(str(k), {})[target] = cell
+    for split in out.values():
+        for method in split.values():
+            for cells in method.values():
+                per = [v for t, v in cells.items() if t in TARGETS]
+                cells["AVERAGE"] = {key: float(np.nanmean([v[key] for v in per])) for key in
+                                    ("mae_pp", "bias_pp", "spearman", "pair_accuracy_pct", "coverage_pct", "width_pp")}
+                cells["AVERAGE"]["cost_usd"] = float(sum(v["cost_usd"] for v in per))
+                cells["AVERAGE"]["targets"] = len(per)
+    return out
+
+
+def per_model_errors(records: list[Record], method: str, k: int) -> dict:
+    """{target: {model: mean absolute error (pp) over splits' loo}} for the error analysis."""
+    out: dict = {}
+    for rec in records:
+        if rec.method == method and rec.k == k and rec.split == "loo":
+            out.setdefault(rec.target, {})[rec.model] = round(100 * float(np.mean(np.abs(rec.estimate - rec.truth))), 2)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ main
+
+def load_sources(data: AgenticData, splits: list[str], cache: Path | None, log=print) -> dict:
+    if cache is not None and cache.is_file():
+        log(f"sources prior from the cache {cache}")
+        return pickle.loads(cache.read_bytes())
+    from anchors_sources import source_predictions
+
+    folds = {s: f for s, f in make_splits(data).items() if s in splits or s == "loo"}   # loo: inner priors
+    started = time.perf_counter()
+    preds = source_predictions(SHARED, folds, log=log)
+    log(f"  sources: {time.perf_counter() - started:.0f} s")
+    if cache is not None:
+        cache.write_bytes(pickle.dumps(preds))
+    return preds
+
+
+def table(summary: dict, methods: list[str], k: int, metric: str = "mae_pp") -> str:
+    splits = list(summary)
+    lines = ["| method | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|"]
+    for method in methods:
+        cells = []
+        for split in splits:
+            kk = "0" if method == "sources" else str(k)
+            a = summary[split].get(method, {}).get(kk, {}).get("AVERAGE")
+            cells.append("" if a is None else f"{a['mae_pp']:.2f} / {a['spearman']:.2f} / "
+                         f"{a['pair_accuracy_pct']:.1f} / {a['coverage_pct']:.0f} / ${a['cost_usd']:.0f}")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="item-model variants (see EXPERIMENTS)")
+    ap.add_argument("--experiments", action="store_true", help="every variant of EXPERIMENTS")
+    ap.add_argument("--splits", default=",".join(SPLITS))
+    ap.add_argument("--ks", default=",".join(map(str, KS)))
+    ap.add_argument("--draws", type=int, default=DRAWS)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--prefer", default="pace", help="truth of the 13 Pace models in both sources: pace | openhands")
+    ap.add_argument("--sources-cache", type=Path, default=None, help="pickle of the sources prior (reused if present)")
+    ap.add_argument("--no-sources", action="store_true", help="skip the sources prior (no warehouse run)")
+    ap.add_argument("--no-calibration", action="store_true", help="nominal intervals (no inner-fold widening)")
+    ap.add_argument("--records", type=Path, default=None, help="also pickle every estimate here (analysis)")
+    ap.add_argument("--json", type=Path, default=None, help="write the summary here instead of accuracy.json")
+    args = ap.parse_args()
+    if not (SHARED / "openhands-index").is_dir():
+        sys.exit(f"needs the agentic results at {SHARED / 'openhands-index'}")
+    names = list(EXPERIMENTS) if args.experiments else [v for v in args.variants.split(",") if v]
+    unknown = [v for v in names if v not in EXPERIMENTS]
+    if unknown:
+        sys.exit(f"unknown variant(s) {unknown}; known: {', '.join(EXPERIMENTS)}")
+    variants = {n: EXPERIMENTS[n] for n in names}
+    splits = [s for s in args.splits.split(",") if s]
+    ks = [int(k) for k in args.ks.split(",")]
+    started = time.perf_counter()
+    data = load_targets(SHARED, prefer=args.prefer)
+    sources = {} if args.no_sources else load_sources(data, splits, args.sources_cache)
+    records = evaluate(data, sources, variants, splits, ks, args.draws, args.seed, not args.no_calibration)
+    if args.records is not None:
+        args.records.write_bytes(pickle.dumps([asdict(r) for r in records]))
+    summary = {"all": summarise(records, data), "pace": summarise(records, data, "pace")}
+    result = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+              "seconds": round(time.perf_counter() - started, 1), "level": LEVEL, "draws": args.draws,
+              "seed": args.seed, "batch": BATCH, "ks": ks, "prefer": args.prefer,
+              "variants": {n: asdict(v) for n, v in variants.items()},
+              "folds": make_splits(data), "summary": summary,
+              "per_model_abs_error_pp": {n: {str(k): per_model_errors(records, n, k) for k in ks if k in (0, 30)}
+                                         for n in ["random-mean", "stratified-mean", *variants]}}
+    for k in (0, 30):
+        print(f"\nK = {k}: MAE pp / Spearman / pair % / coverage % / cost USD (all 27 models)")
+        print(table(summary["all"], ["random-mean", "stratified-mean", *variants], k))
+    print("\nK = 30, the 14 Pace models")
+    print(table(summary["pace"], ["sources", "random-mean", "stratified-mean", *variants], 30))
+    out = args.json
+    if out is None:
+        out = REPO / "bench" / "results" / "accuracy.json"
+        saved = json.loads(out.read_text()) if out.is_file() else {}
+        saved["anchors"] = result
+        result = saved
+    out.write_text(json.dumps(result, indent=1, default=float))
+    print(f"wrote {out} ({result.get('seconds', '')} s)")
+
+
+if __name__ == "__main__":
+    main()
