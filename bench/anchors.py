@@ -304,27 +304,30 @@ def estimate_path(variant: Variant, fold: TargetFold, y, members, log_prior, ks,
     return out
 
 
-def calibration_factors(variant: Variant, fold: TargetFold, held: list[str], ks, features, loo_sources,
-                        seed: int) -> dict:
-    """{K: widening factor} from INNER folds of the fold's training models (round-robin by name into
-    INNER_FOLDS groups; each group held out in turn from a refitted item model, its members estimated exactly
-    as a held-out model is): the split-conformal factor of their interval scores. The outer held-out models'
-    rows are in none of it."""
-    tr = fold.tr
-    names = sorted(tr.models[i] for i in fold.train)
+def inner_folds(fold: TargetFold, held: list[str]) -> list[tuple[list[str], TargetFold]]:
+    """The fold's training models dealt round-robin (name order) into INNER_FOLDS groups, each with an item
+    model refitted without it (fits are made on first use and shared by every variant)."""
+    names = sorted(fold.tr.models[i] for i in fold.train)
+    groups = [names[g::INNER_FOLDS] for g in range(INNER_FOLDS)]
+    return [(group, TargetFold(fold.tr, list(held) + group, fold.grid)) for group in groups if group]
+
+
+def calibration_factors(variant: Variant, inner: list, ks, features, loo_sources, seed: int) -> dict:
+    """{K: widening factor} from INNER folds of the fold's training models: each group held out in turn from
+    a refitted item model, its members estimated exactly as a held-out model is; the factor is the
+    split-conformal factor of their interval scores. The outer held-out models' rows are in none of it."""
     scores: dict = {k: [] for k in ks}
-    for g in range(INNER_FOLDS):
-        group = names[g::INNER_FOLDS]
-        inner = TargetFold(tr, list(held) + group, fold.grid)
+    for group, fold in inner:
+        tr = fold.tr
         for model in group:
             r = tr.models.index(model)
             members = np.isfinite(tr.y[r])
             y = np.nan_to_num(tr.y[r])
             truth = float(y[members].mean())
-            prior = _prior(variant, inner, model, members, loo_sources.get((model, tr.target)), features)
-            base = baseline_draws(inner, y, members, ks, INNER_DRAWS, seed, model) \
+            prior = _prior(variant, fold, model, members, loo_sources.get((model, tr.target)), features)
+            base = baseline_draws(fold, y, members, ks, INNER_DRAWS, seed, model) \
                 if variant.choice in ("random", "stratified") else {}
-            for k, (point, low, high, _) in estimate_path(variant, inner, y, members, prior, ks, base).items():
+            for k, (point, low, high, _) in estimate_path(variant, fold, y, members, prior, ks, base).items():
                 scores[k].extend(interval_scores(point, low, high, np.full(point.shape, truth)))
     return {k: conformal_factor(np.asarray(v), LEVEL) for k, v in scores.items()}
 
@@ -345,7 +348,8 @@ def evaluate(data: AgenticData, sources: dict, variants: dict[str, Variant], spl
                 if not here:
                     continue
                 fold = TargetFold(tr, held, grid)
-                factors = {name: calibration_factors(v, fold, held, ks, features, loo_sources, seed)
+                inner = inner_folds(fold, held) if calibrate else []
+                factors = {name: calibration_factors(v, inner, ks, features, loo_sources, seed)
                            for name, v in variants.items()} if calibrate else {}
                 for model in here:
                     records += _model_records(split, model, fold, features, sources.get(split, {}), data,
@@ -444,6 +448,56 @@ def per_model_errors(records: list[Record], method: str, k: int) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------------------- reporting
+
+def plot(summary: dict, methods: list[str], path: Path) -> None:
+    """Error against cost: per split, each method's average MAE over the targets against the average cost of
+    its anchors per model (USD, summed over the targets), one point per K."""
+    from warehouse.plotting import pyplot
+
+    plt = pyplot()
+    splits = list(summary)
+    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 3.6), sharey=True)
+    for ax, split in zip(np.atleast_1d(axes), splits):
+        for method in methods:
+            cells = summary[split].get(method, {})
+            ks = sorted((int(k) for k in cells), key=int)
+            if not ks:
+                continue
+            xs = [cells[str(k)]["AVERAGE"]["cost_usd"] for k in ks]
+            ys = [cells[str(k)]["AVERAGE"]["mae_pp"] for k in ks]
+            ax.plot(xs, ys, marker="o", ms=3, label=method)
+        ax.set_title(split)
+        ax.set_xlabel("anchors' cost per model (USD, 5 targets)")
+        ax.grid(alpha=0.3)
+    np.atleast_1d(axes)[0].set_ylabel("MAE (pp, average of the targets)")
+    np.atleast_1d(axes)[-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def markdown(result: dict, methods: list[str]) -> str:
+    """The summary tables (per split: MAE / Spearman / pair % / coverage % / cost at K = 0, 10, 30), then MAE
+    per target at K = 30."""
+    summary = result["summary"]["all"]
+    out = [f"All {len(result['folds']['loo'])} models with target rows; cells: MAE pp / Spearman / pair accuracy % / "
+           f"coverage of the 80 % interval % / anchors' cost per model USD (5 targets).", ""]
+    for k in (0, 10, 30):
+        out += [f"K = {k} anchors per target", "", table(summary, methods, k), ""]
+    out += ["MAE (pp) per target at K = 30", ""]
+    targets = [*TARGETS, "AVERAGE"]
+    out.append("| split | method | " + " | ".join(targets) + " |")
+    out.append("|---" * (len(targets) + 2) + "|")
+    for split in summary:
+        for method in methods:
+            cells = summary[split].get(method, {}).get("0" if method == "sources" else "30")
+            if cells:
+                out.append(f"| {split} | {method} | " + " | ".join(
+                    f"{cells[t]['mae_pp']:.2f}" if t in cells else "" for t in targets) + " |")
+    return "\n".join(out) + "\n"
+
+
 # ------------------------------------------------------------------------------------------------ main
 
 def load_sources(data: AgenticData, splits: list[str], cache: Path | None, log=print) -> dict:
@@ -489,6 +543,7 @@ def main() -> None:
     ap.add_argument("--no-calibration", action="store_true", help="nominal intervals (no inner-fold widening)")
     ap.add_argument("--records", type=Path, default=None, help="also pickle every estimate here (analysis)")
     ap.add_argument("--json", type=Path, default=None, help="write the summary here instead of accuracy.json")
+    ap.add_argument("--report", action="store_true", help="also write bench/results/anchors.md and anchors.png")
     args = ap.parse_args()
     if not (SHARED / "openhands-index").is_dir():
         sys.exit(f"needs the agentic results at {SHARED / 'openhands-index'}")
@@ -513,11 +568,17 @@ def main() -> None:
               "folds": make_splits(data), "summary": summary,
               "per_model_abs_error_pp": {n: {str(k): per_model_errors(records, n, k) for k in ks if k in (0, 30)}
                                          for n in ["random-mean", "stratified-mean", *variants]}}
+    methods = ["random-mean", "stratified-mean", *variants]
     for k in (0, 30):
         print(f"\nK = {k}: MAE pp / Spearman / pair % / coverage % / cost USD (all 27 models)")
-        print(table(summary["all"], ["random-mean", "stratified-mean", *variants], k))
+        print(table(summary["all"], methods, k))
     print("\nK = 30, the 14 Pace models")
-    print(table(summary["pace"], ["sources", "random-mean", "stratified-mean", *variants], 30))
+    print(table(summary["pace"], ["sources", *methods], 30))
+    if args.report:
+        results = REPO / "bench" / "results"
+        (results / "anchors.md").write_text("# Agentic anchors: bench/anchors.py\n\n" + markdown(result, methods))
+        plot(summary["all"], methods, results / "anchors.png")
+        print(f"wrote {results / 'anchors.md'} and {results / 'anchors.png'}")
     out = args.json
     if out is None:
         out = REPO / "bench" / "results" / "accuracy.json"

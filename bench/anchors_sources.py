@@ -46,7 +46,8 @@ def _expit(z):
     return 1.0 / (1.0 + np.exp(-np.asarray(z, float)))
 
 
-def _warehouse(shared: Path, tmp: Path):
+def scratch_warehouse(shared: Path, tmp: Path):
+    """A warehouse in ``tmp`` holding pace-results (DeepSeek aliased) and unlabelled-sources, as published."""
     from ingest.load import ingest_tree
     from warehouse.aliases import add_alias
     from warehouse.connect import connect
@@ -60,7 +61,7 @@ def _warehouse(shared: Path, tmp: Path):
     return con
 
 
-def _run_split(con, split: str) -> dict:
+def run_split(con, split: str) -> dict:
     """{(model, target): predicted} of the warehouse's own split (held-out rows only)."""
     from warehouse.evaluate import EvalRequest, run_abs
 
@@ -90,11 +91,13 @@ def _run_custom(con, held_out: list[str]) -> dict:
             if model in held_out and np.isfinite(pred[i, k])}
 
 
-def _abilities(con) -> dict:
+def abilities(con) -> dict:
+    """{model: source_ability} (sql/020)."""
     return dict(con.execute("SELECT model, ability FROM source_ability").fetchall())
 
 
-def _truths(con) -> dict:
+def truths(con) -> dict:
+    """{(model, target): mean_observed}."""
     return {(m, t): v for m, t, v in con.execute(
         "SELECT model, target, mean_observed FROM target_means WHERE n_scored > 0").fetchall()}
 
@@ -104,19 +107,17 @@ def source_predictions(shared: Path, folds_by_split: dict[str, list[list[str]]],
 
     folds_by_split: the anchors bench's held-out sets per split (any model names; only the Pace models of
     each set are held out here). Splits named loo / family use the warehouse's own folds (checked to match)."""
-    from warehouse.fit import interval_offsets
-
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        con = _warehouse(shared, Path(tmp))
+        con = scratch_warehouse(shared, Path(tmp))
         pace = {m for (m,) in con.execute("SELECT DISTINCT model FROM target_means WHERE n_scored > 0").fetchall()}
-        truth, ability = _truths(con), _abilities(con)
+        truth, ability = truths(con), abilities(con)
         log("  sources: default loo (14 Pace models)")
-        loo = _run_split(con, "loo")
+        loo = run_split(con, "loo")
         runs = {}
         for split in ("family", "low-3", "high-3"):
             log(f"  sources: default {split} (extrapolation residuals for out-of-range intervals)")
-            runs[split] = _run_split(con, split)
+            runs[split] = run_split(con, split)
         ext: dict = {}
         for preds in runs.values():
             for key, v in preds.items():
@@ -145,19 +146,26 @@ def source_predictions(shared: Path, folds_by_split: dict[str, list[list[str]]],
                 preds.update(_run_custom(con, held))
             out[split] = {}
             for (model, target), p in preds.items():
-                fold = next(set(f) & pace for f in folds if model in f)
-                train = pace - fold
-                lo_a = min(ability[m] for m in train if m in ability)
-                hi_a = max(ability[m] for m in train if m in ability)
-                oor = model in ability and not (lo_a <= ability[model] <= hi_a)
-                pool = [_logit(truth[k]) - _logit(loo[k]) for k in loo if k[1] == target and k[0] in train]
-                if oor:
-                    pool += [_logit(truth[k]) - _logit(v) for k, vs in ext.items() if k[1] == target
-                             and k[0] in train for v in vs]
-                lo, hi = interval_offsets(np.asarray(pool, float), LEVEL)
-                z = _logit(p)
-                out[split][(model, target)] = SourcePrediction(float(p), float(_expit(z + lo)),
-                                                               float(_expit(z + hi)), bool(oor))
+                train = pace - next(set(f) & pace for f in folds if model in f)
+                out[split][(model, target)] = source_interval(model, target, p, train, loo, ext, truth, ability)
         con.close()
     return out
 
+
+def source_interval(model: str, target: str, predicted: float, train: set, loo: dict, ext: dict, truth: dict,
+                    ability: dict) -> SourcePrediction:
+    """The interval `pace fit` would give ``model`` (module doc): split-conformal offsets of the training Pace
+    models' leave-one-out logit residuals, pooled with their extrapolation-split residuals when the model's
+    source ability lies outside theirs."""
+    from warehouse.fit import interval_offsets
+
+    lo_a = min(ability[m] for m in train if m in ability)
+    hi_a = max(ability[m] for m in train if m in ability)
+    oor = model in ability and not (lo_a <= ability[model] <= hi_a)
+    pool = [_logit(truth[k]) - _logit(loo[k]) for k in loo if k[1] == target and k[0] in train]
+    if oor:
+        pool += [_logit(truth[k]) - _logit(v) for k, vs in ext.items() if k[1] == target and k[0] in train
+                 for v in vs]
+    lo, hi = interval_offsets(np.asarray(pool, float), LEVEL)
+    z = _logit(predicted)
+    return SourcePrediction(float(predicted), float(_expit(z + lo)), float(_expit(z + hi)), bool(oor))

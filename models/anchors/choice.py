@@ -33,9 +33,9 @@ def item_terms(params: ItemParams, grid: Grid, weights: np.ndarray, n: int):
     """Per item, under one model's posterior ``weights`` (P,) and a full mean over ``n`` items:
     info (3, n_items) the expected Fisher information entries (theta-theta, theta-slip, slip-slip);
     slope (2, n_items) the expected gradient of P / n; unrun_var (n_items,) E[P(1 - P)] / n^2."""
-    sig = 1.0 / (1.0 + np.exp(-params.logits(grid)))            # (P, n)
     keep = 1 - grid.slip[:, None]
-    p = np.clip(keep * sig, 1e-12, 1 - 1e-12)
+    p = np.clip(params.prob(grid), 1e-12, 1 - 1e-12)            # (P, n)
+    sig = p / keep
     d_theta = keep * params.a[None, :] * sig * (1 - sig)
     d_slip = -sig
     var = p * (1 - p)

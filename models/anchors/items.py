@@ -27,13 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .grid import Grid, ability_grid, log_sigmoid, normalise_log
+from .grid import Grid, ability_grid, normalise_log
 
 __all__ = ["ItemParams", "ItemFit", "fit_items", "MIN_SLOPE", "NO_SLIP_WEIGHT"]
 
 MIN_SLOPE = 0.05
 NO_SLIP_WEIGHT = 0.7        # the starting slip prior: 70 % of models never slip, the rest spread evenly
-_SCORING_STEPS = 3
+_SCORING_STEPS = 2
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,21 @@ class ItemParams:
         """(P, n) logits a_i (theta_p - b_i) of the non-slip part."""
         return self.a[None, :] * (grid.theta[:, None] - self.b[None, :])
 
+    def _table(self, grid: Grid, name: str):
+        """The (P, n) tables of one grid, computed once (the parameters never change: frozen arrays)."""
+        cache = self.__dict__.setdefault("_tables", {})
+        key = (id(grid), name)
+        if key not in cache or cache[key][0] is not grid:
+            if name == "prob":
+                value = (1 - grid.slip[:, None]) / (1.0 + np.exp(-np.clip(self.logits(grid), -_Z_CLIP, _Z_CLIP)))
+            else:
+                value = _log_probs(self.logits(grid), grid.slip)
+            cache[key] = (grid, value)
+        return cache[key][1]
+
     def prob(self, grid: Grid) -> np.ndarray:
         """(P, n) solve probabilities (1 - slip_p) sigma(a_i (theta_p - b_i))."""
-        return (1 - grid.slip[:, None]) / (1.0 + np.exp(-self.logits(grid)))
+        return self._table(grid, "prob")
 
     def prob_at(self, theta: np.ndarray, slip: np.ndarray | float = 0.0) -> np.ndarray:
         """(m, n) solve probabilities of m models at abilities ``theta`` (m,) and slip rates ``slip``."""
@@ -59,19 +71,27 @@ class ItemParams:
 
     def log_probs(self, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
         """(log P, log(1 - P)), each (P, n), computed stably."""
-        return _log_probs(self.logits(grid), grid.slip)
+        return self._table(grid, "log")
+
+    def __getstate__(self):
+        return {"a": self.a, "b": self.b}
 
     def subset(self, columns: np.ndarray) -> "ItemParams":
         """The parameters of some items (index or boolean mask over the n items)."""
         return ItemParams(self.a[columns], self.b[columns])
 
 
+_Z_CLIP = 35.0     # |logit| beyond which sigma is 1 or 0 to double precision: keeps every log finite
+
+
 def _log_probs(z: np.ndarray, slip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log P and log(1 - P) for P = (1 - slip) sigma(z); 1 - P = slip + (1 - slip) sigma(-z)."""
-    s = slip[:, None]
-    with np.errstate(divide="ignore"):
-        log_keep, log_slip = np.log1p(-s), np.log(s)
-    return log_keep + log_sigmoid(z), np.logaddexp(log_slip, log_keep + log_sigmoid(-z))
+    z = np.clip(z, -_Z_CLIP, _Z_CLIP)
+    e = np.exp(-np.abs(z))
+    log1pe = np.log1p(e)
+    keep = 1 - slip[:, None]
+    sig_neg = np.where(z >= 0, e, 1.0) / (1 + e)                # sigma(-z), no overflow
+    return np.log(keep) + np.minimum(z, 0) - log1pe, np.log(slip[:, None] + keep * sig_neg)
 
 
 def default_slip_weights(grid: Grid) -> np.ndarray:
