@@ -47,7 +47,7 @@ import platform  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 import zlib  # noqa: E402
-from dataclasses import asdict, dataclass  # noqa: E402
+from dataclasses import asdict, dataclass, replace  # noqa: E402
 from datetime import date  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -57,6 +57,8 @@ from models.anchors import (ability_curve, ability_grid, estimate_full_mean, fit
                             next_anchors, normal_log_prior, prediction_prior, random_draws, regression_prior,
                             stratified_draws)
 from models.anchors.calibration import conformal_factor, interval_scores, widen  # noqa: E402
+from models.anchors.posterior import log_likelihood, posterior_weights  # noqa: E402
+from models.anchors.prior import conditional_prior  # noqa: E402
 from models.metrics import spearman  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -83,6 +85,7 @@ class Variant:
     intercept_sd: float = 3.0
     prior: str = "pop"
     pop_sd: float = 1.0
+    cross: bool = False       # then the prior on each target is conditioned on the model's anchors on the others
     choice: str = "adaptive"
     point: str = "median"
     noise: bool = True
@@ -92,28 +95,33 @@ class Variant:
         return (self.slopes, self.slope_sd, self.intercept_sd, self.slips)
 
 
+ONE_PL = {"slopes": "shared"}
 VARIANTS = {
-    "irt": Variant(),
-    "irt-src": Variant(prior="src"),
+    "anchors": Variant(prior="meta", **ONE_PL),                 # the chosen estimator (see EXPERIMENTS)
+    "anchors+sources": Variant(prior="src-meta", **ONE_PL),     # the same, the sources prior where there is one
+    "anchors-flat": Variant(prior="pop", **ONE_PL),             # anchors without sources or metadata
 }
 EXPERIMENTS = {
     **VARIANTS,
-    "irt-noslip": Variant(slips=False),
-    "irt-1pl-noslip": Variant(slopes="shared", slips=False),
-    "irt-tight-noslip": Variant(slope_sd=0.25, intercept_sd=2.0, slips=False),
-    "irt-random": Variant(choice="random"),
-    "irt-stratified": Variant(choice="stratified"),
-    "irt-static": Variant(choice="static"),
-    "irt-cost": Variant(choice="adaptive-cost"),
-    "irt-mean": Variant(point="mean"),
-    "irt-nonoise": Variant(noise=False),
-    "irt-1pl": Variant(slopes="shared"),
-    "irt-loose": Variant(slope_sd=2.0, intercept_sd=10.0),
-    "irt-tight": Variant(slope_sd=0.25, intercept_sd=2.0),
-    "irt-wide": Variant(pop_sd=1.5),
-    "irt-meta": Variant(prior="meta"),
-    "irt-src-meta": Variant(prior="src-meta"),
-    "irt-src-random": Variant(prior="src", choice="random"),
+    # item model (population prior, adaptive choice)
+    "2pl": Variant(),
+    "2pl-noslip": Variant(slips=False),
+    "1pl-noslip": Variant(slips=False, **ONE_PL),
+    "2pl-tight": Variant(slope_sd=0.25, intercept_sd=2.0),
+    "2pl-tight-noslip": Variant(slope_sd=0.25, intercept_sd=2.0, slips=False),
+    "2pl-loose-noslip": Variant(slope_sd=2.0, intercept_sd=10.0, slips=False),
+    "2pl-meta": Variant(prior="meta"),
+    # prior
+    "anchors-wide": Variant(pop_sd=1.5, **ONE_PL),
+    "anchors+sources-only": Variant(prior="src", **ONE_PL),
+    "anchors-cross": Variant(prior="meta", cross=True, **ONE_PL),
+    # choice of the anchors, point estimate, interval
+    "anchors-static": Variant(prior="meta", choice="static", **ONE_PL),
+    "anchors-cost": Variant(prior="meta", choice="adaptive-cost", **ONE_PL),
+    "anchors-random": Variant(prior="meta", choice="random", **ONE_PL),
+    "anchors-stratified": Variant(prior="meta", choice="stratified", **ONE_PL),
+    "anchors-mean": Variant(prior="meta", point="mean", **ONE_PL),
+    "anchors-nonoise": Variant(prior="meta", noise=False, **ONE_PL),
 }
 
 
@@ -342,20 +350,82 @@ def evaluate(data: AgenticData, sources: dict, variants: dict[str, Variant], spl
     for split in splits:
         started = time.perf_counter()
         for held in folds_by_split[split]:
+            plain = {n: v for n, v in variants.items() if not v.cross}
+            target_folds = {}
             for target in TARGETS:
                 tr = data.targets[target]
                 here = [m for m in held if m in tr.models]
                 if not here:
                     continue
-                fold = TargetFold(tr, held, grid)
+                fold = target_folds[target] = TargetFold(tr, held, grid)
                 inner = inner_folds(fold, held) if calibrate else []
                 factors = {name: calibration_factors(v, inner, ks, features, loo_sources, seed)
-                           for name, v in variants.items()} if calibrate else {}
+                           for name, v in plain.items()} if calibrate else {}
                 for model in here:
                     records += _model_records(split, model, fold, features, sources.get(split, {}), data,
-                                              variants, factors, ks, draws, seed)
+                                              plain, factors, ks, draws, seed)
+            for name, variant in variants.items():
+                if variant.cross:
+                    records += _cross_records(split, name, variant, held, target_folds, features,
+                                              sources.get(split, {}), data, ks)
         log(f"  {split}: {time.perf_counter() - started:.1f} s", flush=True)
     return records
+
+
+def _theta_moments(variant: Variant, fold: TargetFold, log_prior, y, observed, members):
+    """(mean, variance) of the ability under the model's posterior from its anchors ``observed``."""
+    grid = fold.grid_for(variant)
+    w = posterior_weights(log_prior, log_likelihood(fold.fit(variant).params, grid, y, observed))[0]
+    mean = float(w @ grid.theta)
+    return mean, float(w @ (grid.theta - mean) ** 2)
+
+
+def _cross_records(split, name, variant, held, target_folds, features, sources, data, ks):
+    """A cross variant: each target's anchors (the variant's own choice under its base prior) also inform
+    the others, through a prior conditioned on the ability the model's anchors show on the other targets
+    (models.anchors.prior.conditional_prior over the fold's training models' abilities). Not calibrated."""
+    base = replace(variant, cross=False)
+    order = list(target_folds)
+    out = []
+    for model in held:
+        state = {}
+        for target, fold in target_folds.items():
+            tr = fold.tr
+            if model not in tr.models:
+                continue
+            r = tr.models.index(model)
+            members, y = np.isfinite(tr.y[r]), np.nan_to_num(tr.y[r])
+            prior = _prior(base, fold, model, members, sources.get((model, target)), features)
+            seq = _adaptive_sequence(base, fold, prior, y, members, max(ks))
+            moments = {}
+            for k in ks:
+                observed = np.zeros(y.size, bool)
+                observed[seq[:k]] = True
+                moments[k] = _theta_moments(base, fold, prior, y, observed, members) if k else (np.nan, np.inf)
+            state[target] = (fold, r, members, y, seq, moments)
+        names = sorted(set.intersection(*[set(f.tr.models[i] for i in f.train) for f in target_folds.values()]))
+        train = np.array([[dict(zip([f.tr.models[i] for i in f.train], f.fit(base).ability))[m]
+                           for f in target_folds.values()] for m in names])
+        for target, (fold, r, members, y, seq, moments) in state.items():
+            t = order.index(target)
+            cost = _own_costs(fold.tr.cost[r], members, fold.expected_cost)
+            for k in ks:
+                est_o = np.array([state[o][5][k][0] if o in state else np.nan for o in order])
+                var_o = np.array([state[o][5][k][1] if o in state else np.inf for o in order])
+                use = np.isfinite(est_o) & np.isfinite(var_o)
+                if k == 0 or not use.any():
+                    prior = _prior(base, fold, model, members, sources.get((model, target)), features)
+                else:
+                    mean, sd = conditional_prior(train, t, est_o, var_o, use)
+                    prior = normal_log_prior(fold.grid_for(base), mean, sd, fold.fit(base).slip_weights)
+                observed = np.zeros(y.size, bool)
+                observed[seq[:k]] = True
+                est = estimate_full_mean(fold.fit(base).params, fold.grid_for(base), prior, y, observed, members,
+                                         LEVEL, noise=base.noise)
+                point = est.median if base.point == "median" else est.mean
+                out.append(Record(split, target, model, name, k, float(y[members].mean()), model in data.pace_models,
+                                  np.atleast_1d(point), est.low, est.high, np.atleast_1d((observed * cost).sum())))
+    return out
 
 
 def _model_records(split, model, fold, features, sources, data, variants, factors, ks, draws, seed):

@@ -5,11 +5,14 @@ models (GPT-4o, ...) under the fit on all 14.
 Detectors, each judging a held-out model against its fold's training models (labelled) only:
   ability   today's: source_ability (sql/020) outside the training models' [min, max] (as bench/accuracy.py
             and the predictions view use it)
-  leaves    models.anchors.range: the share of the model's source leaves (logit leaf means, collapsed cells
-            out) outside the training models' robust per-leaf range (second smallest / largest) >= SHARE
+  leaves    models.anchors.range: the share of the model's source benchmarks voting outside the training
+            models' robust per-leaf range (second smallest / largest; a benchmark votes when most of its leaves
+            lie outside) >= SHARE
+  era       models.anchors.range.era_side: release date (OpenHands Index metadata) outside the training
+            models' dates (unknown for Kimi-K2 and the six older models)
 Intervals: today's (bench/anchors_sources.source_interval: what `pace fit` stores, out-of-range pooled with
 extrapolation residuals), and the proposal: a model the leaves detector flags gets its bound on that side
-moved to the floor reading (1 %) / the ceiling (100 %) (models.anchors.range.widen_to_bounds).
+moved to the floor reading (1 %) / the ceiling (100 %) (models.anchors.range.widen_to_bounds), per detector.
 
     .venv/bin/python bench/anchors_range.py     (writes the 'anchors_range' section of accuracy.json)
 """
@@ -32,10 +35,12 @@ import numpy as np  # noqa: E402
 
 from anchors_sources import abilities, run_split, scratch_warehouse, source_interval, truths  # noqa: E402
 from models.ability import leaf_logits  # noqa: E402
-from models.anchors.range import SHARE, leaf_range_shares, range_side, robust_bounds, widen_to_bounds  # noqa: E402
+from models.anchors.range import (SHARE, era_side, leaf_range_shares, range_side, robust_bounds,  # noqa: E402
+                                  widen_to_bounds)
 
 SHARED = REPO.parent / "shared"
 SPLITS = ["loo", "family", "low-3", "high-3"]
+DETECTORS = ["ability", "leaves", "era"]
 
 
 def leaf_matrix(con) -> tuple[list[str], list[str], np.ndarray]:
@@ -56,20 +61,40 @@ def leaf_matrix(con) -> tuple[list[str], list[str], np.ndarray]:
     return models, leaves, leaf_logits(x)
 
 
-def verdicts(models, z, judged: list[str], train: list[str], ability: dict) -> dict:
-    """{model: {"ability": side, "leaves": side, "below": share, "above": share, "leaves_n": n}}."""
+def verdicts(models, leaves, z, judged: list[str], train: list[str], ability: dict, released: dict) -> dict:
+    """{model: {"ability": side, "leaves": side, "era": side, "below": share, "above": share, "votes": n}}."""
     row = {m: i for i, m in enumerate(models)}
     lo, hi = robust_bounds(z[[row[m] for m in train]])
-    below, above, n = leaf_range_shares(z[[row[m] for m in judged]], lo, hi)
+    group = np.array([leaf.split("/")[0] for leaf in leaves])
+    below, above, n = leaf_range_shares(z[[row[m] for m in judged]], lo, hi, group)
     side = range_side(below, above)
+    era = era_side(np.array([released.get(m, np.nan) for m in judged]),
+                   np.array([released.get(m, np.nan) for m in train]))
     lo_a = min(ability[m] for m in train if m in ability)
     hi_a = max(ability[m] for m in train if m in ability)
     out = {}
     for k, m in enumerate(judged):
         a = ability.get(m)
         out[m] = {"ability": "" if a is None or lo_a <= a <= hi_a else ("below" if a < lo_a else "above"),
-                  "leaves": str(side[k]), "below": round(float(below[k]), 3), "above": round(float(above[k]), 3),
-                  "leaves_n": int(n[k]), "source_ability": a}
+                  "leaves": str(side[k]), "era": str(era[k]), "below": round(float(below[k]), 3),
+                  "above": round(float(above[k]), 3), "votes": int(n[k]), "source_ability": a,
+                  "released": released.get(m)}
+    return out
+
+
+def release_years(shared: Path) -> dict:
+    """{warehouse model name: release date in years} from the OpenHands Index metadata (13 of the 14 Pace
+    models; Kimi-K2 and the unlabelled older models have none there)."""
+    from anchors_data import SAME_MODEL
+
+    out = {}
+    for meta in sorted((shared / "openhands-index" / "results").glob("*/metadata.json")):
+        info = json.loads(meta.read_text())
+        try:
+            y, m, d = (int(v) for v in info["release_date"].split("-"))
+        except (KeyError, ValueError, AttributeError):
+            continue
+        out[SAME_MODEL.get(meta.parent.name, meta.parent.name)] = y + (m - 1) / 12 + (d - 1) / 365
     return out
 
 
@@ -89,7 +114,8 @@ def main() -> None:
         pace = sorted(m for (m,) in con.execute(
             "SELECT DISTINCT model FROM target_means WHERE n_scored > 0").fetchall())
         truth, ability = truths(con), abilities(con)
-        models, _, z = leaf_matrix(con)
+        models, leaves, z = leaf_matrix(con)
+        released = release_years(SHARED)
         runs = {split: run_split(con, split) for split in SPLITS}
         ext: dict = {}
         for split in SPLITS[1:]:
@@ -104,42 +130,45 @@ def main() -> None:
             flags = {}
             for held in folds[split].values():
                 train = [m for m in pace if m not in held]
-                judged = verdicts(models, z, held, train, ability)
+                judged = verdicts(models, leaves, z, held, train, ability, released)
                 flags.update(judged)
                 for (model, target), p in runs[split].items():
                     if model not in held:
                         continue
                     today = source_interval(model, target, p, set(train), runs["loo"], ext, truth, ability)
-                    low, high = widen_to_bounds(np.array([today.low]), np.array([today.high]),
-                                                np.array([judged[model]["leaves"]]))
-                    rows.append({"model": model, "target": target, "truth": truth[(model, target)],
-                                 "predicted": p, "low": today.low, "high": today.high,
-                                 "low_new": float(low[0]), "high_new": float(high[0]),
-                                 "flag_ability": judged[model]["ability"], "flag_leaves": judged[model]["leaves"]})
-            entry = {"flags": flags,
-                     "coverage_today_pct": coverage(rows, "low", "high"),
-                     "coverage_proposed_pct": coverage(rows, "low_new", "high_new"),
-                     "width_today_pp": 100 * float(np.mean([r["high"] - r["low"] for r in rows])),
-                     "width_proposed_pp": 100 * float(np.mean([r["high_new"] - r["low_new"] for r in rows]))}
-            for name in ("ability", "leaves"):
+                    row = {"model": model, "target": target, "truth": truth[(model, target)], "predicted": p,
+                           "low": today.low, "high": today.high}
+                    for name in DETECTORS:
+                        low, high = widen_to_bounds(np.array([today.low]), np.array([today.high]),
+                                                    np.array([judged[model][name]]))
+                        row.update({f"flag_{name}": judged[model][name], f"low_{name}": float(low[0]),
+                                    f"high_{name}": float(high[0])})
+                    rows.append(row)
+            entry = {"flags": flags, "coverage_today_pct": coverage(rows, "low", "high"),
+                     "width_today_pp": 100 * float(np.mean([r["high"] - r["low"] for r in rows]))}
+            for name in DETECTORS:
                 flagged = [r for r in rows if r[f"flag_{name}"]]
-                entry[f"flagged_by_{name}"] = sorted({r["model"] for r in flagged})
-                entry[f"coverage_today_flagged_by_{name}_pct"] = coverage(flagged, "low", "high")
-                entry[f"mae_pp_flagged_by_{name}"] = 100 * float(np.mean([abs(r["predicted"] - r["truth"])
-                                                                          for r in flagged])) if flagged else None
+                entry[name] = {
+                    "flagged": sorted({r["model"] for r in flagged}),
+                    "coverage_widened_pct": coverage(rows, f"low_{name}", f"high_{name}"),
+                    "width_widened_pp": 100 * float(np.mean([r[f"high_{name}"] - r[f"low_{name}"] for r in rows])),
+                    "coverage_today_of_flagged_pct": coverage(flagged, "low", "high"),
+                    "coverage_today_of_others_pct": coverage([r for r in rows if not r[f"flag_{name}"]], "low", "high"),
+                    "mae_pp_of_flagged": 100 * float(np.mean([abs(r["predicted"] - r["truth"]) for r in flagged]))
+                    if flagged else None,
+                    "mae_pp_of_others": 100 * float(np.mean([abs(r["predicted"] - r["truth"]) for r in rows
+                                                             if not r[f"flag_{name}"]]))}
+                print(f"{split:7s} {name:8s} flags {entry[name]['flagged']}: coverage {entry['coverage_today_pct']:.0f} -> "
+                      f"{entry[name]['coverage_widened_pct']:.0f} % (width {entry['width_today_pp']:.1f} -> "
+                      f"{entry[name]['width_widened_pp']:.1f} pp); MAE flagged {entry[name]['mae_pp_of_flagged']} "
+                      f"others {entry[name]['mae_pp_of_others']:.2f}", flush=True)
             result["splits"][split] = entry
-            print(f"{split:7s} today {entry['coverage_today_pct']:.0f} %  proposed {entry['coverage_proposed_pct']:.0f} % "
-                  f"(width {entry['width_today_pp']:.1f} -> {entry['width_proposed_pp']:.1f} pp); "
-                  f"ability flags {entry['flagged_by_ability']}; leaves flags {entry['flagged_by_leaves']}", flush=True)
         unlabelled = sorted(set(models) - set(pace))
-        for m, v in verdicts(models, z, unlabelled, pace, ability).items():
+        for m, v in verdicts(models, leaves, z, unlabelled, pace, ability, released).items():
             result["unlabelled"][m] = v
-            print(f"  {m:28s} ability {v['source_ability']:+.2f} ({v['ability'] or 'in range'}); leaves below "
-                  f"{v['below']:.2f} above {v['above']:.2f} of {v['leaves_n']} -> {v['leaves'] or 'in range'}")
-        for m in pace:
-            train = [x for x in pace if x != m]
-            v = verdicts(models, z, [m], train, ability)[m]
-            result.setdefault("labelled_loo", {})[m] = v
+            print(f"  {m:28s} ability {v['source_ability']:+.2f} ({v['ability'] or 'in range'}); benchmarks below "
+                  f"{v['below']:.2f} above {v['above']:.2f} of {v['votes']} -> {v['leaves'] or 'in range'}; "
+                  f"era: {v['era'] or 'unknown' if v['released'] is None else v['era'] or 'in range'}")
         con.close()
     result["seconds"] = round(time.perf_counter() - started, 1)
     out = args.json

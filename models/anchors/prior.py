@@ -10,6 +10,9 @@ slip levels' prior weights; increasing in theta),
 (mu^-1 by linear interpolation over the grid). The prior's median full mean is then p, so with no anchors the
 estimate's median is the source prediction.
 
+Cross-target prior (conditional_prior): the ability on one target given the abilities the model's anchors
+show on the others, by normal conditioning on the training models' joint abilities.
+
 Regression prior. Ridge regression of the training models' abilities on standardised features (e.g. release
 date, log price); the mean is the prediction, the sd the root mean square of the leave-one-out residuals.
 """
@@ -19,7 +22,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["invert_mean_curve", "prediction_prior", "regression_prior", "ability_curve"]
+__all__ = ["invert_mean_curve", "prediction_prior", "regression_prior", "ability_curve", "conditional_prior"]
 
 
 def invert_mean_curve(theta: np.ndarray, curve: np.ndarray, value: np.ndarray | float) -> np.ndarray:
@@ -70,3 +73,31 @@ def ability_curve(grid, values: np.ndarray, slip_weights: np.ndarray) -> tuple[n
     w = np.asarray(slip_weights, dtype=np.float64)
     table = np.asarray(values, dtype=np.float64).reshape(grid.levels.size, theta.size)
     return theta, (w @ table) / w.sum()
+
+
+def conditional_prior(abilities: np.ndarray, target: int, estimate: np.ndarray, variance: np.ndarray,
+                      use: np.ndarray, shrink: float = 0.1) -> tuple[float, float]:
+    """(mean, sd) of a model's ability on one target given its noisy abilities on the other targets.
+
+    abilities: (m, T) the training models' abilities on each target (rows with a NaN are left out); the
+    abilities are taken as jointly normal (mean mu, covariance S shrunk by ``shrink`` toward its diagonal).
+    estimate, variance: (T,) the model's posterior mean and variance of the ability on each target (from its
+    anchors there); use: (T,) bool, the targets to condition on (never ``target`` itself). Then
+
+        mean = mu_t + S_tO (S_OO + diag(variance_O))^-1 (estimate_O - mu_O)
+        var  = S_tt - S_tO (S_OO + diag(variance_O))^-1 S_Ot
+    """
+    x = np.asarray(abilities, dtype=np.float64)
+    x = x[np.all(np.isfinite(x), axis=1)]
+    mu = x.mean(0)
+    cov = np.cov(x, rowvar=False)
+    cov = (1 - shrink) * cov + shrink * np.diag(np.diag(cov))
+    use = np.asarray(use, dtype=bool).copy()
+    use[target] = False
+    o = np.flatnonzero(use)
+    if o.size == 0:
+        return float(mu[target]), float(np.sqrt(cov[target, target]))
+    gain = np.linalg.solve(cov[np.ix_(o, o)] + np.diag(np.asarray(variance, dtype=np.float64)[o]), cov[o, target])
+    mean = mu[target] + gain @ (np.asarray(estimate, dtype=np.float64)[o] - mu[o])
+    var = cov[target, target] - gain @ cov[o, target]
+    return float(mean), float(np.sqrt(max(var, 1e-6)))
