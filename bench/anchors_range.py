@@ -10,6 +10,7 @@ Detectors, each judging a held-out model against its fold's training models (lab
             lie outside) >= SHARE
   era       models.anchors.range.era_side: release date (OpenHands Index metadata) outside the training
             models' dates (unknown for Kimi-K2 and the six older models)
+  ability+era  the proposal: either of the two
 Intervals: today's (bench/anchors_sources.source_interval: what `pace fit` stores, out-of-range pooled with
 extrapolation residuals), and the proposal: a model the leaves detector flags gets its bound on that side
 moved to the floor reading (1 %) / the ceiling (100 %) (models.anchors.range.widen_to_bounds), per detector.
@@ -40,7 +41,7 @@ from models.anchors.range import (SHARE, era_side, leaf_range_shares, range_side
 
 SHARED = REPO.parent / "shared"
 SPLITS = ["loo", "family", "low-3", "high-3"]
-DETECTORS = ["ability", "leaves", "era"]
+DETECTORS = ["ability", "leaves", "era", "ability+era"]
 
 
 def leaf_matrix(con) -> tuple[list[str], list[str], np.ndarray]:
@@ -79,6 +80,7 @@ def verdicts(models, leaves, z, judged: list[str], train: list[str], ability: di
                   "leaves": str(side[k]), "era": str(era[k]), "below": round(float(below[k]), 3),
                   "above": round(float(above[k]), 3), "votes": int(n[k]), "source_ability": a,
                   "released": released.get(m)}
+        out[m]["ability+era"] = out[m]["ability"] or out[m]["era"]      # the proposal
     return out
 
 
@@ -107,6 +109,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, default=None, help="write here instead of accuracy.json's section")
     args = ap.parse_args()
+    if not (SHARED / "pace-results").is_dir():
+        print(f"skipped: needs the real scores at {SHARED / 'pace-results'}")
+        return
     started = time.perf_counter()
     result: dict = {"share": SHARE, "splits": {}, "unlabelled": {}}
     with tempfile.TemporaryDirectory() as tmp:

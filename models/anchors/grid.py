@@ -61,11 +61,13 @@ def normalise_log(log_w: np.ndarray) -> np.ndarray:
 
 
 def normal_log_prior(grid: Grid, mean: np.ndarray | float = 0.0, sd: np.ndarray | float = 1.0,
-                     slip_weights: np.ndarray | None = None) -> np.ndarray:
+                     slip_weights: np.ndarray | None = None, dof: float | None = None) -> np.ndarray:
     """Normal ability prior(s) times slip-level weights, as normalised log weights over the grid.
 
     mean, sd: scalars or (k,) arrays (one prior per model) -> (P,) or (k, P). slip_weights: (S,) weights of
-    the grid's slip levels (default: all the mass on the lowest level, i.e. no slip)."""
+    the grid's slip levels (default: all the mass on the lowest level, i.e. no slip). dof: a Student t with
+    that many degrees of freedom and scale ``sd`` instead of the normal (heavy tails: anchors that disagree
+    with the prior overrule it sooner), log weight -(dof + 1) / 2 log(1 + z^2 / dof)."""
     mean = np.asarray(mean, dtype=np.float64)
     sd = np.asarray(sd, dtype=np.float64)
     if np.any(~(sd > 0)):
@@ -76,7 +78,8 @@ def normal_log_prior(grid: Grid, mean: np.ndarray | float = 0.0, sd: np.ndarray 
     with np.errstate(divide="ignore"):
         log_slip = np.log(np.asarray(slip_weights, dtype=np.float64))[grid.level]
     z = (grid.theta - mean[..., None]) / sd[..., None]
-    return normalise_log(-0.5 * z * z + log_slip)
+    shape = -0.5 * z * z if dof is None else -(dof + 1) / 2 * np.log1p(z * z / dof)
+    return normalise_log(shape + log_slip)
 
 
 def log_sigmoid(x: np.ndarray) -> np.ndarray:
