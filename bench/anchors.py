@@ -583,6 +583,17 @@ def markdown(result: dict, methods: list[str]) -> str:
 
 # ------------------------------------------------------------------------------------------------ main
 
+def store_section(name: str, result: dict, path: Path | None = None) -> Path:
+    """Write ``result`` to ``path``, or as section ``name`` of bench/results/accuracy.json (keeping the rest)."""
+    if path is None:
+        path = REPO / "bench" / "results" / "accuracy.json"
+        saved = json.loads(path.read_text()) if path.is_file() else {}
+        saved[name] = result
+        result = saved
+    path.write_text(json.dumps(result, indent=1, default=float))
+    return path
+
+
 def load_sources(data: AgenticData, splits: list[str], cache: Path | None, log=print) -> dict:
     if cache is not None and cache.is_file():
         log(f"sources prior from the cache {cache}")
@@ -663,14 +674,7 @@ def main() -> None:
         (results / "anchors.md").write_text("# Agentic anchors: bench/anchors.py\n\n" + markdown(result, methods))
         plot(summary["all"], methods, results / "anchors.png")
         print(f"wrote {results / 'anchors.md'} and {results / 'anchors.png'}")
-    out = args.json
-    if out is None:
-        out = REPO / "bench" / "results" / "accuracy.json"
-        saved = json.loads(out.read_text()) if out.is_file() else {}
-        saved["anchors"] = result
-        result = saved
-    out.write_text(json.dumps(result, indent=1, default=float))
-    print(f"wrote {out} ({result.get('seconds', '')} s)")
+    print(f"wrote {store_section('anchors', result, args.json)} ({result['seconds']} s)")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from anchors import store_section  # noqa: E402
 from anchors_sources import abilities, run_split, scratch_warehouse, source_interval, truths  # noqa: E402
 from models.ability import leaf_logits  # noqa: E402
 from models.anchors.range import (SHARE, era_side, leaf_range_shares, range_side, robust_bounds,  # noqa: E402
@@ -176,14 +177,7 @@ def main() -> None:
                   f"era: {v['era'] or 'unknown' if v['released'] is None else v['era'] or 'in range'}")
         con.close()
     result["seconds"] = round(time.perf_counter() - started, 1)
-    out = args.json
-    if out is None:
-        out = REPO / "bench" / "results" / "accuracy.json"
-        saved = json.loads(out.read_text()) if out.is_file() else {}
-        saved["anchors_range"] = result
-        result = saved
-    out.write_text(json.dumps(result, indent=1, default=float))
-    print(f"wrote {out}")
+    print(f"wrote {store_section('anchors_range', result, args.json)}")
 
 
 if __name__ == "__main__":

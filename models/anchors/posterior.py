@@ -17,7 +17,16 @@ P_i(g) = (1 - slip_g) sigma(a_i (theta_g - b_i)):
                  quantile of (1 + level) / 2: the ability's spread and the unrun items' spread, in quadrature
 
 Every line is a sum over grid points or items, i.e. a GROUP BY over (model, grid point) rows joined with the
-item rows; the quantile is a window sum over grid points ordered by theta.
+item rows; the quantile is a window sum over grid points ordered by mu. As a view, with item rows
+(target, instance_id, a, b), grid rows (point, theta, slip) and a model's prior rows (point, log_prior):
+
+    probs   AS (SELECT point, instance_id, (1 - slip) / (1 + exp(-a * (theta - b))) AS p FROM grid, items)
+    loglik  AS (SELECT model, point, sum(CASE WHEN y = 1 THEN ln(p) ELSE ln(1 - p) END) AS ll
+                FROM anchors JOIN probs USING (instance_id) GROUP BY model, point)
+    post    AS (SELECT model, point, exp(ll + log_prior - max(ll + log_prior) OVER (PARTITION BY model)) AS u ...)
+    w       = u / sum(u) OVER (PARTITION BY model)
+    mu      AS (SELECT model, point, (solved + sum(p) FILTER (unrun)) / n, sum(p * (1 - p)) FILTER (unrun) / n^2 ...)
+    F       = sum(w) OVER (PARTITION BY model ORDER BY mu ROWS UNBOUNDED PRECEDING) - w / 2
 """
 from __future__ import annotations
 
@@ -111,7 +120,11 @@ def estimate_full_mean(params: ItemParams, grid: Grid, log_prior: np.ndarray, y:
     noise=False leaves the unrun items' spread out of the interval (the ability's spread alone)."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), not {level}")
+    if not _as2d(members).astype(bool).any(axis=1).all():
+        raise ValueError("every model needs at least one item in its full mean (members)")
     observed = _as2d(observed).astype(bool) & _as2d(members).astype(bool)
+    if np.isnan(np.where(observed, np.broadcast_to(_as2d(y), observed.shape), 0.0)).any():
+        raise ValueError("an anchor without a result (y is NaN where observed)")
     w = posterior_weights(log_prior, log_likelihood(params, grid, y, observed))
     mu = mean_curve(params, grid, y, observed, members)
     mean = (w * mu).sum(1)

@@ -160,6 +160,14 @@ def test_bad_inputs_are_refused(population):
                            np.zeros(150, bool), np.ones(150, bool), level=1.5)
     with pytest.raises(ValueError, match="sd"):
         normal_log_prior(GRID, 0.0, 0.0)
+    with pytest.raises(ValueError, match="at least one item"):
+        estimate_full_mean(population.params, GRID, normal_log_prior(GRID), population.y[0],
+                           np.zeros(150, bool), np.zeros(150, bool))
+    y = population.y[0].copy()
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="without a result"):
+        estimate_full_mean(population.params, GRID, normal_log_prior(GRID), y, np.arange(150) < 5,
+                           np.ones(150, bool))
     with pytest.raises(ValueError, match="grid"):
         ability_grid(1.0, 0.0)
     with pytest.raises(ValueError, match="slip"):
