@@ -99,10 +99,11 @@ class Variant:
 
 ONE_PL = {"slopes": "shared"}
 VARIANTS = {
-    "anchors": Variant(prior="src*meta", **ONE_PL),   # the chosen estimator: every prior the model has (sources,
-                                                      # metadata; else the population), see EXPERIMENTS
-    "anchors-meta": Variant(prior="meta", **ONE_PL),  # without the sources prior
-    "anchors-flat": Variant(prior="pop", **ONE_PL),   # anchors without sources or metadata
+    # the chosen estimator (bench/results/anchors_experiments.md): 1PL with slips, adaptive anchors, posterior
+    # median, a Student-t prior from the metadata (else from the sources, else the population)
+    "anchors": Variant(prior="meta-src", dof=4.0, **ONE_PL),
+    "anchors+sources": Variant(prior="src*meta", **ONE_PL),   # sources x metadata, normal (the issue's design)
+    "anchors-flat": Variant(prior="pop", **ONE_PL),           # anchors without sources or metadata
 }
 EXPERIMENTS = {
     **VARIANTS,
@@ -120,8 +121,9 @@ EXPERIMENTS = {
     "anchors-cross": Variant(prior="meta", cross=True, **ONE_PL),
     "anchors-meta-t": Variant(prior="meta", dof=4.0, **ONE_PL),
     "anchors-meta-wide": Variant(prior="meta", prior_scale=1.5, **ONE_PL),
-    "anchors+sources": Variant(prior="src-meta", **ONE_PL),
-    "anchors-t": Variant(prior="src*meta", dof=4.0, **ONE_PL),
+    "anchors-src-meta": Variant(prior="src-meta", **ONE_PL),
+    "anchors+sources-t": Variant(prior="src*meta", dof=4.0, **ONE_PL),
+    "anchors-meta": Variant(prior="meta", **ONE_PL),
     # choice of the anchors, point estimate, interval
     "anchors-static": Variant(prior="meta", choice="static", **ONE_PL),
     "anchors-cost": Variant(prior="meta", choice="adaptive-cost", **ONE_PL),
@@ -245,10 +247,13 @@ class TargetFold:
 def _prior(variant: Variant, fold: TargetFold, model: str, members: np.ndarray, source, features: dict):
     """(P,) log prior of one held-out model under the variant (the fit's learnt slip weights throughout):
     src (the sources prior), meta (metadata regression), src-meta (src where there is one, else meta),
-    src*meta (the product of the two normals where there is a source), pop (N(0, pop_sd))."""
+    src*meta (the product of the two normals where there is a source), meta-src (meta if the model has
+    metadata, else src), pop (N(0, pop_sd)); then else pop."""
     fit = fold.fit(variant)
     grid, slips = fold.grid_for(variant), fit.slip_weights
     kind = variant.prior
+    if kind == "meta-src":       # the metadata prior if the model has metadata, else the sources prior
+        kind = "meta" if np.isfinite(features[model]).any() else "src"
     found = []
     if kind in ("src", "src-meta", "src*meta") and source is not None:
         values = mean_curve(fit.params, grid, np.zeros(members.size), np.zeros(members.size, bool), members)[0]
