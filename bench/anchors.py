@@ -572,7 +572,22 @@ def markdown(result: dict, methods: list[str]) -> str:
     out = [f"All {len(result['folds']['loo'])} models with target rows; cells: MAE pp / Spearman / pair accuracy % / "
            f"coverage of the 80 % interval % / anchors' cost per model USD (5 targets).", ""]
     for k in (0, 10, 30):
-        out += [f"K = {k} anchors per target", "", table(summary, methods, k), ""]
+        shown = [m for m in methods if any(str(k) in summary[s].get(m, {}) for s in summary)]
+        out += [f"K = {k} anchors per target", "", table(summary, shown, k), ""]
+    pace = result["summary"]["pace"]
+    shown = ["sources"] + [m for m in methods if any("0" in pace[s].get(m, {}) for s in pace)]
+    four = TARGETS[:4]
+    out += ["The 14 Pace models at K = 0, the four targets the sources predict: MAE pp / coverage % "
+            "('sources' is today's `default` prediction)", "",
+            "| method | " + " | ".join(ordered(pace)) + " |", "|---" * (len(pace) + 1) + "|"]
+    for method in shown:
+        cells = []
+        for split in ordered(pace):
+            c = pace[split].get(method, {}).get("0", {})
+            cells.append(f"{np.mean([c[t]['mae_pp'] for t in four]):.2f} / "
+                         f"{np.mean([c[t]['coverage_pct'] for t in four]):.0f}" if all(t in c for t in four) else "")
+        out.append(f"| {method} | " + " | ".join(cells) + " |")
+    out.append("")
     out += ["MAE (pp) per target at K = 30", ""]
     targets = [*TARGETS, "AVERAGE"]
     out.append("| split | method | " + " | ".join(targets) + " |")
