@@ -611,8 +611,21 @@ def report(result: dict, methods: list[str]) -> None:
     print(f"wrote {results / 'anchors.md'} and {results / 'anchors.png'}")
 
 
+def rounded(value, digits: int = 3):
+    """``value`` with every float rounded (the figures are pp and %: 3 decimals are plenty; the file stays small)."""
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
 def store_section(name: str, result: dict, path: Path | None = None) -> Path:
-    """Write ``result`` to ``path``, or as section ``name`` of bench/results/accuracy.json (keeping the rest)."""
+    """Write ``result`` (floats rounded) to ``path``, or as section ``name`` of bench/results/accuracy.json
+    (keeping the rest)."""
+    result = rounded(result)
     if path is None:
         path = REPO / "bench" / "results" / "accuracy.json"
         saved = json.loads(path.read_text()) if path.is_file() else {}
