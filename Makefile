@@ -32,8 +32,9 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
+# real data when RESULTS=dir, $PACE_RESULTS_DIR or results/standardized_results names a tree, else synthetic
 demo: $(STAMP)
-	$(PACE) demo
+	$(PACE) demo $(if $(RESULTS),--results "$(RESULTS)")
 
 ingest: $(STAMP)
 	$(PACE) ingest $(RESULTS)
@@ -73,6 +74,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/loocv.py
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/intervals.py
+	$(BIN)/python bench/anchors.py --report
+	$(BIN)/python bench/anchors_range.py
 
 clean:
 	rm -rf $(VENV) pace.duckdb pace.duckdb.wal lake demo_warehouse

@@ -182,7 +182,7 @@ def probe_pandas(tree: str) -> None:
 
 
 def probe_matrices(db: str) -> None:
-    """The evaluation inputs as `pace loocv` / `pace fit` build them (sql/044 loocv_inputs)."""
+    """The evaluation inputs as `pace loocv` / `pace fit` build them (fold_cells)."""
     sys.path.insert(0, str(REPO))
     from warehouse.connect import connect
     from warehouse.matrices import build_matrices

@@ -3,7 +3,8 @@ it arrives, so a crash or ``kill -9`` never loses a paid response, and a rerun p
 
 Everything written is cleaned first (:func:`client.clean_text`): a reply or an error text holding
 a lone surrogate or a NUL, or a huge reply, is stored in a safe form instead of failing the insert
-(which would lose a response that was already paid for)."""
+(which would lose a response that was already paid for); and text shaped like a credential is
+removed (:func:`secrets.redact`)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from datetime import datetime, timezone
 import duckdb
 
 from eval_runners.client import MAX_REPLY_CHARS, CallResult, clean_text
+from eval_runners.secrets import redact
 
 COLUMNS = ("request_hash", "run_id", "model", "benchmark", "subdir", "instance_id", "params", "params_sent",
            "response_text", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
@@ -57,8 +59,8 @@ class DuckDBStore:
         meta = meta or {}
 
         def clean(v, limit=None):
-            return v if not isinstance(v, str) else clean_text(v, limit)[0]
-        text, notes = (None, []) if result.text is None else clean_text(result.text, MAX_REPLY_CHARS)
+            return v if not isinstance(v, str) else clean_text(redact(v), limit)[0]
+        text, notes = (None, []) if result.text is None else clean_text(redact(result.text), MAX_REPLY_CHARS)
         note = "; ".join(([result.note] if result.note else []) + notes) or None
         values = [key, self.run_id, clean(model), clean(meta.get("benchmark", "")), clean(meta.get("subdir", "")),
                   clean(meta.get("instance_id", "")), _json(params), _json(result.params_sent), text,

@@ -194,6 +194,7 @@ def run_command(
     """Run MODEL on its plan through an OpenAI-compatible endpoint and append the rows.
 
     Every answer is stored as it arrives: a rerun pays only for calls never answered. 401/403/404 stop the run at once.
+    The warehouse is opened only for a moment per batch of answers: status, predict, sql and plan work meanwhile.
 
     Exit codes: 0 all answered; 1 calls failed or not run (rerun retries them); 2 bad input; 3 --max-cost hit.
     """

@@ -19,6 +19,13 @@
   retried ``bad_reply`` error instead of an exception, so whatever arrives can be stored.
 * a refused credential or unknown model (401/403/404, :data:`FATAL_KINDS`) stops the client: no
   further request is sent, calls waiting for a retry give up at once (``aborted``, not stored).
+* a redirect is followed only to the base URL's own origin (scheme, host, port): one to another
+  origin would carry the prompt there, so it is refused before any request goes out
+  (:class:`CrossOriginRedirect`, kind ``redirect``, fatal like a refused key).
+* credentials never travel in the URL: a base URL with ``user:password@`` or a ``key=`` parameter is
+  refused (:func:`normalize_base_url`); the key goes only in the ``Authorization`` header.
+* every text returned (reply, error) has anything shaped like a credential removed
+  (:func:`secrets.redact`), so nothing downstream can store it.
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ import re
 import time
 from dataclasses import dataclass, field, asdict
 from typing import Any, Callable, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 
@@ -58,9 +65,10 @@ ERROR_KINDS = {
     "http": "unexpected HTTP status",
     "other": "client error",
     "aborted": "not sent: the run was stopped",
+    "redirect": "redirected to another host (not followed)",
 }
 #: after one of these no later call can succeed, so the client stops sending
-FATAL_KINDS = ("auth", "not_found")
+FATAL_KINDS = ("auth", "not_found", "redirect")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -98,6 +106,21 @@ def safe_text(text: object, limit: int = 2000) -> str:
 
 class BadReply(Exception):
     """The body of a 200 response is not a usable chat completion."""
+
+
+class CrossOriginRedirect(Exception):
+    """The endpoint answered with a redirect to another origin; it was not followed."""
+
+
+def origin(url: object) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL, the port filled in from the scheme when not written."""
+    parts = urlsplit(str(url))
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+#: query parameters that carry a credential (refused in a base URL)
+_KEY_PARAMS = {"key", "api_key", "api-key", "apikey", "token", "access_token", "sig", "signature"}
 
 
 @dataclass
@@ -179,8 +202,12 @@ def normalize_base_url(url: str) -> str:
     and fragment are dropped.
     """
     if not url or "://" not in url:
-        raise ValueError(f"base URL must look like http(s)://host[:port][/path], got {url!r}")
+        raise ValueError(f"base URL must look like http(s)://host[:port][/path], got {redact(url)!r}")
     parts = urlsplit(url.strip())
+    if parts.username is not None or parts.password is not None or \
+            any(k.lower() in _KEY_PARAMS for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
+        raise ValueError(f"the base URL {public_url(url.strip())} holds credentials (user:password@ or key=): "
+                         "they are never sent that way; pass the key with --api-key or API_KEY (or .env)")
     path = parts.path.rstrip("/")
     for suffix in ("/chat/completions", "/completions"):
         if path.endswith(suffix):
@@ -351,8 +378,9 @@ class ChatClient:
         self.n_requests = 0          # HTTP requests sent (all attempts)
         self.stopped: str | None = None      # why no further request is sent (see stop())
         self._stop_event = asyncio.Event()
+        http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [self._same_origin_only]})
         self._sdk = openai.AsyncOpenAI(api_key=config.api_key or "no-key", base_url=config.base_url,
-                                       max_retries=0, timeout=config.timeout)
+                                       max_retries=0, timeout=config.timeout, http_client=http)
 
     async def aclose(self):
         await self._sdk.close()
@@ -362,6 +390,19 @@ class ChatClient:
 
     async def __aexit__(self, *exc):
         await self.aclose()
+
+    async def _same_origin_only(self, response) -> None:
+        """httpx response hook: refuse a redirect to another origin before it is followed."""
+        if not response.has_redirect_location:
+            return
+        target = response.url.join(response.headers["location"])
+        if origin(target) != origin(self.config.base_url):
+            where = public_url(str(target))
+            host = urlsplit(where).netloc
+            raise CrossOriginRedirect(
+                f"{public_url(str(response.url))} redirected the call (HTTP {response.status_code}) to another host, "
+                f"{host} ({where}): not followed, so no prompt was sent there; if {host} is the endpoint, "
+                "pass it as the base URL")
 
     def stop(self, reason: str) -> None:
         """Send no further request: calls waiting to retry, and later calls, end ``aborted``."""
@@ -442,6 +483,10 @@ class ChatClient:
                     continue
                 self._fail(res, "bad_request", f"BadRequestError: {exc}")
                 break
+            except CrossOriginRedirect as exc:
+                self._fail(res, "redirect", str(exc))
+                self.stop(self._redact(exc))
+                break
             except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
                 kind = "not_found" if exc.status_code == 404 else "auth"
                 self._fail(res, kind, f"{type(exc).__name__} ({exc.status_code}): {exc}")
@@ -469,7 +514,7 @@ class ChatClient:
             res.prompt_tokens += reply.prompt_tokens
             res.completion_tokens += reply.completion_tokens
             res.reasoning_tokens += reply.reasoning_tokens
-            res.text, res.finish_reason = reply.text, reply.finish_reason
+            res.text, res.finish_reason = redact(reply.text, self.config.api_key), reply.finish_reason
             res.note = "; ".join(reply.notes) or None
             if not reply.text.strip() and reply.finish_reason == "length" and not escalated:
                 current = sent.get(budget_key) or 4096

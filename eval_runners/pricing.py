@@ -7,12 +7,15 @@ File shape (JSON shown; TOML uses the same keys)::
 
 Keys are model names or fnmatch globs; the exact name wins over a glob, and among globs the
 longest pattern wins. A model with no entry has an unknown cost (``None``): it is reported as
-such, and ``--max-cost`` refuses to run it rather than guessing.
+such, and ``--max-cost`` refuses to run it rather than guessing. A price is a finite number >= 0:
+anything else (negative, NaN, infinite, text, a boolean) is refused with one line naming the entry
+and the file, since a negative price would make costs negative and lift ``--max-cost``.
 """
 from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,13 @@ from pathlib import Path
 class Price:
     input: float          # USD per 1M prompt tokens
     output: float         # USD per 1M completion tokens (reasoning tokens are billed as output)
+
+    def __post_init__(self):
+        for side in ("input", "output"):
+            value = getattr(self, side)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value < 0:
+                raise ValueError(f"{side} price {value!r} is not a price (USD per 1M tokens: a finite number >= 0)")
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return round((prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000, 12)
@@ -31,13 +41,19 @@ class PriceTable:
         self.entries = dict(entries or {})
 
     @classmethod
-    def from_mapping(cls, data: dict) -> "PriceTable":
-        models = data.get("models", data)
+    def from_mapping(cls, data: dict, source: str = "price table") -> "PriceTable":
+        """``{"models": {name: {"input": x, "output": y}}}``; ``source`` (e.g. the file) is named in errors."""
+        models = data.get("models", data) if isinstance(data, dict) else data
+        if not isinstance(models, dict):
+            raise ValueError(f"{source}: expected {{\"models\": {{name: {{\"input\": x, \"output\": y}}}}}}")
         out = {}
         for name, p in models.items():
             if not isinstance(p, dict) or "input" not in p or "output" not in p:
-                raise ValueError(f"price entry {name!r} needs numeric 'input' and 'output' (USD per 1M tokens)")
-            out[name] = Price(float(p["input"]), float(p["output"]))
+                raise ValueError(f"{source}: price entry {name!r} needs numeric 'input' and 'output' (USD per 1M tokens)")
+            try:
+                out[name] = Price(p["input"], p["output"])
+            except ValueError as exc:
+                raise ValueError(f"{source}: models.{name}: {exc}") from None
         return cls(out)
 
     @classmethod
@@ -51,7 +67,7 @@ class PriceTable:
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
-        return cls.from_mapping(data)
+        return cls.from_mapping(data, source=str(p))
 
     def lookup(self, model: str) -> Price | None:
         if model in self.entries:

@@ -1,11 +1,18 @@
 """Run a model's plan: plan rows -> calls -> requirement check -> (dry-run estimate) -> execute
 with resume -> grade -> append rows.
 
-Resumability: each response is committed to ``responses`` as it arrives; grading reads it and
-writes the call's ``scores`` rows and its ``runner_calls`` marker in one transaction. A rerun
-skips calls whose rows exist, grades stored-but-ungraded responses without paying, and pays only
-for calls with no stored response. Exactly one ``scores`` row per (model, benchmark, subdir,
-instance_id): a runner row is replaced, an ingested row is never overwritten.
+Writes: given a warehouse path, the run holds no lock while it calls the endpoint. It opens the file
+for a moment at the start (plan, run row), then for each batch of answers, and at the end; between
+them other processes read and write (:mod:`eval_runners.writes`). Every batch commits its responses,
+their grades, the heartbeat, the stored collapsed cells and the lake together, so the warehouse is
+complete after each one.
+
+Resumability: each response is committed to ``responses`` as soon as the writer can (a batch is
+written the moment the previous one is done); a call's ``scores`` rows and its ``runner_calls``
+marker are written in the same transaction as, or one after, its response. A rerun skips calls whose
+rows exist, grades stored-but-ungraded responses without paying, and pays only for calls with no
+stored response. Exactly one ``scores`` row per (model, benchmark, subdir, instance_id): a runner
+row is replaced, an ingested row is never overwritten.
 
 Outcome: a call is *answered* (paid, then graded), *failed* (stored with its error and kind, no
 score row, retried by the next run) or *not run* (the run stopped first: ``--max-cost`` reached,
@@ -22,7 +29,6 @@ import json
 import os
 import socket
 import sys
-import time
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -31,16 +37,15 @@ from datetime import datetime, timezone
 
 from eval_runners import registry
 from eval_runners.cache import DuckDBStore
-from eval_runners.client import (ERROR_KINDS, ChatClient, EndpointConfig, normalize_base_url, request_hash,
-                                 safe_text)
+from eval_runners.client import (ERROR_KINDS, CallResult, ChatClient, EndpointConfig, normalize_base_url,
+                                 request_hash, safe_text)
 from eval_runners.packs import estimate_prompt_tokens, resolve_messages
 from eval_runners.plan import normalize
 from eval_runners.pricing import PriceTable
 from eval_runners.registry import Target
 from eval_runners.secrets import Credentials, public_url, redact
-from ingest.collapsed import mark_stale as mark_collapsed_stale
-from ingest.collapsed import refresh_stale as refresh_collapsed_stale
-from ingest.lake import mark_pending, sync_lake
+from eval_runners.writes import STORE_WAIT_S, Batches, Grade, RunTarget
+from ingest.lake import sync_lake
 
 
 class RunBlocked(RuntimeError):
@@ -64,6 +69,7 @@ class RunOptions:
     max_consecutive_failures: int | None = 10   # stop after this many failed calls in a row (None: never)
     heartbeat_s: float = 30.0                    # how often a running run says it is alive
     stale_after_s: float = 180.0                 # a run on another host silent this long is interrupted
+    store_wait_s: float = STORE_WAIT_S           # how long a batch waits for a warehouse another process holds
 
 
 @dataclass
@@ -80,6 +86,7 @@ class CallUnit:
     est_prompt: int = 0
     grader: str | None = None
     grader_version: str | None = None
+    stored_text: str | None = None   # the stored answer of a 'stored' unit (graded without a call)
 
     @property
     def label(self):
@@ -213,31 +220,25 @@ def _format_reasons(reasons: dict[str, list[str]]) -> str:
 
 
 def write_grades(con, model: str, run_id: str, unit: CallUnit, rows, status: str, detail: str | None) -> int:
-    """Score rows + the call's grading marker, in one transaction. Returns rows written."""
+    """Score rows + the call's grading marker, inside the caller's transaction. Returns rows written."""
     now = _now()
     written = 0
-    con.execute("BEGIN")
-    try:
-        for r in rows:
-            if r.score is None:
-                continue
-            key = [model, unit.benchmark, r.subdir, r.instance_id]
-            con.execute("""DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
-                           AND instance_id = ? AND origin = 'runner'""", key)
-            n = con.execute("""SELECT count(*) FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
-                               AND instance_id = ?""", key).fetchone()[0]
-            if n:
-                continue                                   # an ingested row is never overwritten
-            con.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, 'runner', ?, ?)",
-                        key + [float(r.score), r.metric_name, f"run:{run_id}", now])
-            written += 1
-        con.execute("INSERT OR REPLACE INTO runner_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [model, unit.benchmark, unit.subdir, unit.instance_id, unit.key, run_id,
-                     unit.grader, unit.grader_version, status, detail, written, now])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+    for r in rows:
+        if r.score is None:
+            continue
+        key = [model, unit.benchmark, r.subdir, r.instance_id]
+        con.execute("""DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
+                       AND instance_id = ? AND origin = 'runner'""", key)
+        n = con.execute("""SELECT count(*) FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
+                           AND instance_id = ?""", key).fetchone()[0]
+        if n:
+            continue                                   # an ingested row is never overwritten
+        con.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, 'runner', ?, ?)",
+                    key + [float(r.score), r.metric_name, f"run:{run_id}", now])
+        written += 1
+    con.execute("INSERT OR REPLACE INTO runner_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [model, unit.benchmark, unit.subdir, unit.instance_id, unit.key, run_id,
+                 unit.grader, unit.grader_version, status, detail and redact(detail), written, now])
     return written
 
 
@@ -345,24 +346,6 @@ def _finish_run(con, run_id, summary):
                  summary.cost_usd, summary.detail, _now(), run_id])
 
 
-class _Heartbeat:
-    """Keeps ``runs.heartbeat_at`` fresh while a run works (at most one write per ``every`` seconds)."""
-
-    def __init__(self, con, run_id, every):
-        self.con, self.run_id, self.every = con, run_id, every
-        self.last = time.monotonic()
-
-    def beat(self, force=False):
-        if force or time.monotonic() - self.last >= self.every:
-            self.con.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", [_now(), self.run_id])
-            self.last = time.monotonic()
-
-    async def loop(self):
-        while True:
-            await asyncio.sleep(self.every)
-            self.beat(force=True)
-
-
 def outcome(summary: RunSummary) -> tuple[str, str | None]:
     """(status, one-line detail) of a finished run; see the module doc."""
     parts = []
@@ -385,24 +368,71 @@ def outcome(summary: RunSummary) -> tuple[str, str | None]:
     return ("partial" if succeeded > 0 else "failed"), detail
 
 
-def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = None,
+def run_plan(warehouse, model: str, plan_rows, *, credentials: Credentials | None = None,
              options: RunOptions | None = None, console=None) -> RunSummary:
     """Run ``model`` on ``plan_rows`` (see module doc). Raises :class:`RunBlocked` before any call
-    when a requirement is unmet (unless ``skip_unavailable``, which drops and reports those calls)."""
+    when a requirement is unmet (unless ``skip_unavailable``, which drops and reports those calls).
+
+    ``warehouse``: the warehouse file (opened for a moment per batch, so other processes read while
+    the run works), or an open connection (the run writes through it; whoever holds it holds the file).
+    """
     if not isinstance(model, str) or not model.strip() or model != model.strip():
         raise ValueError(f"model name must be non-empty with no surrounding spaces, got {model!r}")
     opts = options or RunOptions()
     creds = credentials or Credentials(None, None)
     plan_rows = normalize(plan_rows)
-    units, reasons, dropped = prepare(con, model, plan_rows, opts, creds)
-    summary = RunSummary(None, model, "planned", plan_rows=len(plan_rows), calls=len(units) + dropped)
-    price = opts.prices.lookup(model)
-    todo_units = [u for u in units if u.state != "done"]
-    if todo_units:
-        stored = DuckDBStore(con, "").stored_keys([u.key for u in todo_units])
+    target = RunTarget(warehouse)
+    with target.session() as con:
+        units, reasons, dropped = prepare(con, model, plan_rows, opts, creds)
+        todo_units = [u for u in units if u.state != "done"]
+        store = DuckDBStore(con, "")
+        stored = store.stored_keys([u.key for u in todo_units]) if todo_units else set()
         for u in todo_units:
             if u.key in stored:
-                u.state = "stored"
+                u.state, u.stored_text = "stored", store.get(u.key).text
+        summary = _check(model, plan_rows, units, reasons, dropped, creds, opts)
+        if opts.dry_run:
+            return summary
+        run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        summary.stale_runs = mark_stale_runs(con, model, run_id, opts.stale_after_s)
+        summary.run_id = run_id
+        summary.status = "running"
+        _start_run(con, run_id, model, creds, opts, summary)
+
+    def on_written(rows):
+        summary.rows_written += rows
+
+    def write_grade(con, grade):
+        return write_grades(con, model, run_id, grade.unit, grade.rows, grade.status, grade.detail)
+    batches = Batches(target, run_id, write_grade, on_written, heartbeat_s=opts.heartbeat_s,
+                      max_pending=max(32, 4 * opts.concurrency), wait=opts.store_wait_s)
+    try:
+        asyncio.run(_execute(batches, model, units, creds, opts, summary, console))
+    except BaseException as exc:
+        interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+        summary.status = "interrupted" if interrupted else "failed"
+        summary.detail = "stopped by the user" if interrupted else \
+            safe_text(redact(f"{type(exc).__name__}: {exc}", creds.api_key), 500)
+        summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
+        try:                    # keep every answer received, then say how the run ended
+            batches.drain()
+            with target.session(opts.store_wait_s) as con:
+                _finish_run(con, run_id, summary)
+        except Exception:  # noqa: BLE001 - the first error is the one to report; the next run marks this one
+            pass
+        raise
+    summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
+    summary.status, summary.detail = outcome(summary)
+    with target.session(opts.store_wait_s) as con:       # (answers are stored: wait as a batch does)
+        _finish_run(con, run_id, summary)
+        sync_lake(con)              # (each batch did; this finishes one whose lake step was cut short)
+    return summary
+
+
+def _check(model, plan_rows, units, reasons, dropped, creds, opts) -> RunSummary:
+    """The summary of what would run, or :class:`RunBlocked` listing every unmet requirement."""
+    summary = RunSummary(None, model, "planned", plan_rows=len(plan_rows), calls=len(units) + dropped)
+    price = opts.prices.lookup(model)
     to_pay = [u for u in units if u.state == "todo"]
     if to_pay and opts.max_cost is not None and price is None:
         reasons.setdefault(f"--max-cost needs a price for model {model!r} (--prices FILE)", []).extend(
@@ -430,68 +460,42 @@ def run_plan(con, model: str, plan_rows, *, credentials: Credentials | None = No
                               "targets": len(u.targets)} for u in units]
     if opts.dry_run:
         summary.status = "dry_run"
-        return summary
-    run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    summary.stale_runs = mark_stale_runs(con, model, run_id, opts.stale_after_s)
-    summary.run_id = run_id
-    summary.status = "running"
-    _start_run(con, run_id, model, creds, opts, summary)
-    mark_pending(con, {u.benchmark for u in units})     # the lake follows scores (ingest.lake)
-    mark_collapsed_stale(con)                           # and so do the stored collapsed cells
-    try:
-        asyncio.run(_execute(con, model, run_id, units, creds, opts, summary, console))
-    except BaseException as exc:
-        interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
-        summary.status = "interrupted" if interrupted else "failed"
-        summary.detail = "stopped by the user" if interrupted else \
-            safe_text(redact(f"{type(exc).__name__}: {exc}", creds.api_key), 500)
-        summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
-        _finish_run(con, run_id, summary)
-        raise
-    summary.not_run = sum(1 for u in units if u.state in ("todo", "not_run"))
-    summary.status, summary.detail = outcome(summary)
-    _finish_run(con, run_id, summary)
-    sync_lake(con)
-    refresh_collapsed_stale(con)
     return summary
 
 
-async def _execute(con, model, run_id, units, creds, opts, summary, console):
-    store = DuckDBStore(con, run_id)
-    price = opts.prices.lookup(model)
-    key = creds.api_key
+async def _execute(batches, model, units, creds, opts, summary, console):
     progress = _Progress(len(units), opts.progress, console)
     progress.advance(summary.already_scored, summary.cost_usd)
-    heartbeat = _Heartbeat(con, run_id, opts.heartbeat_s)
-    beating = asyncio.create_task(heartbeat.loop())
+    writer = asyncio.create_task(batches.loop())
     try:
-        await _work(con, model, run_id, units, creds, opts, summary, store, price, key, progress, heartbeat)
+        await _work(batches, writer, model, units, creds, opts, summary, progress)
     finally:
-        beating.cancel()
-        progress.close()
+        try:
+            await batches.stop(writer)
+        finally:
+            progress.close()
 
 
-async def _work(con, model, run_id, units, creds, opts, summary, store, price, key, progress, heartbeat):
+async def _work(batches, writer, model, units, creds, opts, summary, progress):
     failures: Counter = Counter()
+    price = opts.prices.lookup(model)
+    key = creds.api_key
 
-    async def grade_and_write(unit, text):
+    async def grade(unit, text):
         rows, status, detail = await asyncio.to_thread(grade_unit, unit, text)
-        summary.rows_written += write_grades(con, model, run_id, unit, rows, status,
-                                             safe_text(detail, 500) if detail else None)
+        batches.add_grade(Grade(unit, rows, status, safe_text(redact(detail, key), 500) if detail else None))
         if status == "unscorable":
             summary.unscorable += 1
         elif status == "grader_error":
             summary.grader_errors += 1
-            summary.error_samples.append(safe_text(f"{unit.label}: grader error: {detail}", 300))
+            summary.error_samples.append(safe_text(redact(f"{unit.label}: grader error: {detail}", key), 300))
         unit.state = "done"
 
     # 1. stored but ungraded: free
     for u in [u for u in units if u.state == "stored"]:
-        hit = store.get(u.key)
-        await grade_and_write(u, hit.text)
+        await grade(u, u.stored_text)
         summary.from_stored += 1
         progress.advance(1, summary.cost_usd)
-        heartbeat.beat()
 
     todo = [u for u in units if u.state == "todo"]
     if not todo:
@@ -557,14 +561,17 @@ async def _work(con, model, run_id, units, creds, opts, summary, store, price, k
         else:
             streak = 0
             summary.paid_calls += 1
-            await grade_and_write(unit, res.text)
+            await grade(unit, res.text)
         progress.advance(1, summary.cost_usd)
-        heartbeat.beat()
 
     tasks = []
-    async with ChatClient(cfg, opts.prices, cache=store) as client:
+    async with ChatClient(cfg, opts.prices, cache=_RunAnswers(batches)) as client:
         for unit in todo:
             await slots.acquire()
+            await batches.room()                 # the warehouse is busy: pay for no more than it can keep
+            if writer.done():                    # the writer failed: stop calling (its error is raised)
+                slots.release()
+                break
             if summary.stop_kind is not None:
                 slots.release()
                 break
@@ -577,6 +584,26 @@ async def _work(con, model, run_id, units, creds, opts, summary, store, price, k
             reserved += reservation
             tasks.append(asyncio.create_task(one(client, unit, reservation)))
         await asyncio.gather(*tasks)
+
+
+class _RunAnswers:
+    """The client's cache during a run: answers go to the batches to be stored; an answer this run
+    already received is reused (a second call with the same request is not paid again)."""
+
+    def __init__(self, batches: Batches):
+        self.batches = batches
+        self.answers: dict[str, CallResult] = {}
+
+    def get(self, key):
+        hit = self.answers.get(key)
+        return None if hit is None else CallResult(**{**hit.to_dict(), "cached": True, "cost_usd": 0.0,
+                                                      "prompt_tokens": 0, "completion_tokens": 0,
+                                                      "reasoning_tokens": 0})
+
+    def put(self, key, model, messages, params, result, meta):
+        if result.ok:
+            self.answers[key] = result
+        self.batches.put(key, model, messages, params, result, meta)
 
 
 class _Progress:

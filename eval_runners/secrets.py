@@ -60,16 +60,38 @@ def resolve_credentials(api_key: str | None = None, base_url: str | None = None,
     return Credentials(base_url=url, api_key=key, source=source)
 
 
-_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]+")
+#: Text shaped like a credential, as (pattern, replacement) pairs. The one list: :func:`redact` applies
+#: it in Python before anything the runner stores, logs or raises, and the export applies it in SQL
+#: (``warehouse.export.scrubbed``) on the way out, so every pattern is written in the syntax both
+#: Python's ``re`` and DuckDB's RE2 read (no look-around, ``\\1`` in the replacement).
+CREDENTIAL_PATTERNS: list[tuple[str, str]] = [
+    # a whole header, whatever its scheme: Authorization: Bearer x / Basic x / Token x / x
+    (r"(?i)(\bauthorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?)[^\s\"',;]+", r"\1***"),
+    (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1***"),          # (not "bearer of news")
+    # Basic credentials: base64 of user:password; a token without a digit, +, /, = or an inner capital
+    # (a plain word: "Basic arithmetic") is left alone
+    (r"(\bBasic\s+)[A-Za-z0-9+/]{6,}[0-9+/=A-Z][A-Za-z0-9+/=]*", r"\1***"),
+    # api-key: x, x-api-key: x, api_key=x, and JSON fields "api_key": "x", "password": "x", ...
+    (r"(?i)(\b(?:x-)?api[-_]?key\s*[:=]\s*)[^\s\"',;]+", r"\1***"),
+    (r"(?i)(\"(?:api[_-]?key|x-api-key|authorization|access[_-]?token|token|secret|password)\"\s*:\s*)\"[^\"]*\"",
+     r'\1"***"'),
+    (r"\bsk-[A-Za-z0-9_-]{16,}", "sk-***"),                  # OpenAI / Anthropic style keys
+    (r"(?i)([?&](?:api[_-]?key|key|token|access_token|sig|signature)=)[^&\s\"']+", r"\1***"),   # key= in URLs
+    (r"(://)[^/@\s\"']+@", r"\1"),                               # user:password@ in URLs
+]
+_COMPILED = [(re.compile(p), r) for p, r in CREDENTIAL_PATTERNS]
 
 
 def redact(text: object, *secrets: str | None) -> str:
-    """``text`` with every secret (and any bearer token) replaced by ``***``."""
+    """``text`` with everything shaped like a credential (:data:`CREDENTIAL_PATTERNS`) and every
+    given secret replaced by ``***``."""
     s = str(text)
+    for pattern, replacement in _COMPILED:
+        s = pattern.sub(replacement, s)
     for secret in secrets:
         if secret and len(secret) >= 4:
             s = s.replace(secret, "***")
-    return _BEARER.sub(r"\1***", s)
+    return s
 
 
 def public_url(url: str | None) -> str | None:

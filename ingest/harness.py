@@ -16,14 +16,16 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import inspect_log, lm_eval
+from ingest import eee, helm, inspect_log, lm_eval
 from ingest.errors import IngestError
-from ingest.harness_map import KINDS, load_map
+from ingest.harness_map import KINDS, load_map, no_map
 from ingest.load import Unit, check_duplicates_policy, load_units
 from ingest.report import IngestReport
 from ingest.tree import ScoreFile, tree_identity
 
-READERS = {"lm-eval": lm_eval, "inspect": inspect_log}
+READERS = {"lm-eval": lm_eval, "inspect": inspect_log, "helm": helm, "eee": eee}
+#: formats whose files carry enough to be imported without a map (Every Eval Ever written by pace)
+MAP_OPTIONAL = ("eee",)
 
 
 def unit_path(rel: str, benchmark: str, subdir: str) -> str:
@@ -31,7 +33,8 @@ def unit_path(rel: str, benchmark: str, subdir: str) -> str:
     return f"{rel}#{benchmark}" + (f"/{subdir}" if subdir else "")
 
 
-def import_results(con: duckdb.DuckDBPyConnection, kind: str, path: str | os.PathLike, map_path: str | os.PathLike,
+def import_results(con: duckdb.DuckDBPyConnection, kind: str, path: str | os.PathLike,
+                   map_path: str | os.PathLike | None,
                    *, model: str | None = None, lake: str | os.PathLike | None = None, prune: bool = False,
                    strict: bool = False, duplicates: str = "first", progress=None) -> IngestReport:
     """Import the harness output at ``path`` (a file or a folder) with the map at ``map_path``."""
@@ -39,7 +42,7 @@ def import_results(con: duckdb.DuckDBPyConnection, kind: str, path: str | os.Pat
     return load_units(con, units, report, lake, prune=prune, strict=strict, duplicates=duplicates)
 
 
-def read_results(kind: str, path: str | os.PathLike, map_path: str | os.PathLike, *, model: str | None = None,
+def read_results(kind: str, path: str | os.PathLike, map_path: str | os.PathLike | None, *, model: str | None = None,
                  duplicates: str = "first", progress=None) -> tuple[list[Unit], IngestReport]:
     """Read and check every file at ``path`` with the map, touching no warehouse: the units to store
     and the report so far (the reader's anomalies and notes). Any bad input raises here."""
@@ -49,7 +52,9 @@ def read_results(kind: str, path: str | os.PathLike, map_path: str | os.PathLike
     started = time.perf_counter()
     root = Path(path)
     reader = READERS[kind]
-    hmap = load_map(map_path, kind)
+    if map_path is None and kind not in MAP_OPTIONAL:
+        raise IngestError(str(path), f"`pace import {kind}` needs --map (a TOML file naming each task's leaf)")
+    hmap = no_map(kind) if map_path is None else load_map(map_path, kind)
     files = reader.discover(root)
     base = root if root.is_dir() else root.parent
     units: list[Unit] = []
@@ -60,17 +65,21 @@ def read_results(kind: str, path: str | os.PathLike, map_path: str | os.PathLike
         got = reader.read(f, hmap, model, duplicates)
         if progress:
             progress(1)
-        if got.entry is None:
+        report.notes += got.notes
+        if got.entry is None and not got.entries:
             skipped[got.task] += 1
             continue
-        used.add(got.entry.task)
+        used.update(e.task for e in [got.entry, *got.entries.values()] if e is not None)
         rel = f.relative_to(base).as_posix()
         report.anomalies += got.anomalies
-        report.notes += got.notes
         for leaf, parsed in got.leaves:
             sf = ScoreFile(path=f, rel=unit_path(rel, leaf.benchmark, leaf.subdir), benchmark=leaf.benchmark,
                            subdir=leaf.subdir, file_model=got.model)
-            units.append(Unit(sf, got.sha256, (lambda p=parsed: p), mapping=got.entry.mapping(kind, leaf)))
+            entry = got.entries.get(leaf, got.entry)
+            units.append(Unit(sf, got.sha256, (lambda p=parsed: p), mapping=entry.mapping(kind, leaf)))
+    if not units and not hmap.tasks:
+        raise IngestError(str(root), f"none of the {len(files)} file(s) holds per-instance results to import "
+                          f"({', '.join(sorted(skipped)) or 'none'})")
     if not units:
         found = ", ".join(sorted(skipped)) or "none"
         raise IngestError(str(root), f"none of the {len(files)} file(s) is of a task in {hmap.path} (tasks found: "

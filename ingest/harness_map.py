@@ -15,6 +15,12 @@
     id = "doc_id"
     metric = { prompt_level_strict_acc = "prompt_level_strict_acc", inst_level_strict_acc = "inst_level_strict_acc" }
 
+HELM (``pace import helm``) adds ``split`` (the stats split, default ``test``), a ``subdir`` may name
+run-spec arguments (``subdir = "{subject}"``), and ``id`` is ``instance_id`` or ``instance.<field>``
+(from scenario_state.json). Every Eval Ever (``pace import eee``) needs no map for files pace wrote;
+its ``metric`` is ``score`` (``evaluation.score``, the default) or ``is_correct``, and ``id`` is
+``sample_id`` or ``metadata.<field>``.
+
 Every mistake (unknown key, missing benchmark, a benchmark name that cannot be a lake folder, ...)
 is an :class:`IngestError` naming the map file and the line of the task's table.
 """
@@ -33,11 +39,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KINDS = ("lm-eval", "inspect")
-DEFAULT_ID = {"lm-eval": "doc_id", "inspect": "id"}
-ID_PREFIX = {"lm-eval": "doc.", "inspect": "metadata."}
+KINDS = ("lm-eval", "inspect", "helm", "eee")
+DEFAULT_ID = {"lm-eval": "doc_id", "inspect": "id", "helm": "instance_id", "eee": "sample_id"}
+ID_PREFIX = {"lm-eval": "doc.", "inspect": "metadata.", "helm": "instance.", "eee": "metadata."}
 _KEYS = {"lm-eval": {"benchmark", "subdir", "metric", "id", "filter"},
-         "inspect": {"benchmark", "subdir", "metric", "id", "score_key"}}
+         "inspect": {"benchmark", "subdir", "metric", "id", "score_key"},
+         "helm": {"benchmark", "subdir", "metric", "id", "split"},
+         "eee": {"benchmark", "subdir", "metric", "id"}}
+#: the per-sample value of an Every Eval Ever instance record: evaluation.score, or evaluation.is_correct
+EEE_METRICS = ("score", "is_correct")
 _TOP_KEYS = {"model", "tasks"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")      # a benchmark becomes a lake folder name
 
@@ -56,6 +66,7 @@ class TaskMap:
     id: str
     filter: str | None = None          # lm-eval: keep the records of this filter
     score_key: str | None = None       # Inspect: the key of a dict-valued score
+    split: str | None = None           # HELM: the stats split (test, valid)
 
     def mapping(self, kind: str, leaf: Leaf) -> str:
         """The JSON that ``score_files.mapping`` records for one leaf of this task."""
@@ -64,6 +75,8 @@ class TaskMap:
             entry["filter"] = self.filter
         if self.score_key is not None:
             entry["score_key"] = self.score_key
+        if self.split is not None:
+            entry["split"] = self.split
         return json.dumps(entry, sort_keys=True)
 
 
@@ -143,9 +156,11 @@ def load_map(path: str | Path, kind: str) -> HarnessMap:
         benchmark = _text(entry["benchmark"], "benchmark", fail)
         if not _NAME.match(benchmark):
             fail(f"benchmark {benchmark!r} must be letters, digits and _ . + - (it names a lake folder)")
-        if "metric" not in entry:
+        if "metric" not in entry and kind != "eee":
             fail("missing `metric` (the per-sample score: a metric name, or a table subdir -> metric)")
-        metric = entry["metric"]
+        metric = entry.get("metric", EEE_METRICS[0])
+        if kind == "eee" and metric not in EEE_METRICS:
+            fail(f"metric {metric!r} must be one of {', '.join(EEE_METRICS)} (evaluation.score or .is_correct)")
         if isinstance(metric, dict):
             if "subdir" in entry:
                 fail("give either `subdir` with one metric, or `metric` as a table subdir -> metric, not both")
@@ -164,5 +179,11 @@ def load_map(path: str | Path, kind: str) -> HarnessMap:
         tasks[task] = TaskMap(
             task=task, leaves=leaves, id=ident,
             filter=_text(entry["filter"], "filter", fail) if "filter" in entry else None,
-            score_key=_text(entry["score_key"], "score_key", fail) if "score_key" in entry else None)
+            score_key=_text(entry["score_key"], "score_key", fail) if "score_key" in entry else None,
+            split=(_text(entry.get("split", "test"), "split", fail) if kind == "helm" else None))
     return HarnessMap(path=name, kind=kind, model=model, tasks=tasks)
+
+
+def no_map(kind: str) -> HarnessMap:
+    """The empty map of an import that needs none (``pace import eee`` of files pace wrote)."""
+    return HarnessMap(path="(no map)", kind=kind, model=None, tasks={})

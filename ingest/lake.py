@@ -1,15 +1,23 @@
 """The Parquet lake: hive partitions ``<lake>/scores/benchmark=<name>/*.parquet``, always derived
 from the ``scores`` table, so every write path (ingest, prune, alias, runner, ``pace sql --write``)
-can bring it back in step with one call: :func:`sync_lake`.
+can bring it back in step with one call: :func:`sync_lake`. It is the warehouse's durable copy of
+its scores: ``pace doctor --from-lake`` rebuilds a lost or damaged database file from it.
+
+One lake belongs to one warehouse. The warehouse has an id (``pace_meta.warehouse``) and the lake
+a stamp file naming it (``<lake>/.pace-lake.json``); every writer calls :func:`claim_lake` first,
+which refuses a lake stamped by another warehouse, and stamps a lake without a stamp only when it
+is new or provably this warehouse's (every partition equal to ``scores`` or marked pending by it).
 
 Crash safety: a writer records the benchmarks it touches in ``lake_pending`` inside its own
-transaction; :func:`sync_lake` rewrites those partitions into a staging folder, swaps them in and
-clears the marker. A kill between the commit and the swap leaves the marker, and the next write
-open (``warehouse.connect``) finishes the work. :func:`lake_drift` compares row counts and a
-content fingerprint per benchmark, for ``pace doctor`` and ``pace status``.
+transaction; :func:`sync_lake` rewrites those partitions into a staging folder inside the lake
+(``<lake>/.staging/<id>``), swaps them in and clears the marker. A kill between the commit and the
+swap leaves the marker, and the next write open (``warehouse.connect``) finishes the work.
+:func:`lake_drift` compares row counts and a content fingerprint per benchmark, for ``pace doctor``
+and ``pace status``; a partition with a file DuckDB cannot read is reported as damaged, not raised.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -17,11 +25,16 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.errors import UserError
+
 LAKE_TABLE = "scores"
 #: Parquet compression of every lake file: zstd costs what snappy costs to write here and makes the
 #: files about 5x smaller (dictionary indices compress far better)
 COMPRESSION = "zstd"
 COPIED = "copied"        # staging sub-folder of partitions copied from DuckDB (ingest writes the others)
+STAMP = ".pace-lake.json"    # the lake's owner: {"warehouse": id, "database": path}
+STAGING = ".staging"         # writers' staging folders, inside the lake (so they are provably its own)
+ID_KEY = "warehouse"         # pace_meta key of the warehouse's id (set by sql/000_pace_meta.sql)
 # A content fingerprint that does not depend on row order: the sum of per-row hashes.
 _FINGERPRINT = ("count(*) AS n, sum(hash(model, subdir, instance_id, score, metric_name, origin, source_ref, "
                 "recorded_at)::HUGEINT) AS fp")
@@ -39,8 +52,8 @@ def db_file(con: duckdb.DuckDBPyConnection) -> Path | None:
 
 def lake_of(con: duckdb.DuckDBPyConnection, explicit: str | os.PathLike | None = None) -> Path:
     """The lake of this warehouse: ``explicit`` > ``$PACE_LAKE`` > the one recorded in ``pace_meta``
-    by the last lake write > ``lake/`` beside the database file."""
-    from warehouse.settings import explicit_lake
+    by the last lake write > the default beside the database file (``settings.lake_path``)."""
+    from warehouse.settings import explicit_lake, lake_path
 
     chosen = explicit_lake(explicit)
     if chosen is not None:
@@ -50,7 +63,7 @@ def lake_of(con: duckdb.DuckDBPyConnection, explicit: str | os.PathLike | None =
     row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()
     if row and row[0]:
         return base / row[0]                    # relative to the database's folder, or absolute
-    return base / "lake"
+    return lake_path(path) if path else base / "lake"
 
 
 def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -59,6 +72,103 @@ def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
     if explicit_lake() is not None:
         return str(explicit_lake())
     return con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'lake'").fetchone()[0]
+
+
+def writable_folders(con: duckdb.DuckDBPyConnection) -> list[Path]:
+    """The folders of this warehouse's lake that pace writes into (partitions and staging, not the
+    stamp); none when the lake is not its own (:func:`sync_lake` then says why)."""
+    lake = lake_of(con)
+    return [] if owner_problem(con, lake) else [lake / LAKE_TABLE, lake / STAGING]
+
+
+# ------------------------------------------------------------------------------------ ownership
+def warehouse_id(con: duckdb.DuckDBPyConnection) -> str | None:
+    return con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [ID_KEY]).fetchone()[0]
+
+
+def read_stamp(lake: Path) -> dict | None:
+    """The lake's stamp (None: no stamp); an unreadable stamp names no warehouse."""
+    path = Path(lake) / STAMP
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    return data if isinstance(data, dict) else {"warehouse": None, "database": f"unreadable {STAMP}"}
+
+
+def write_stamp(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+    """Stamp ``lake`` as this warehouse's (written whole, then moved into place)."""
+    lake = Path(lake)
+    lake.mkdir(parents=True, exist_ok=True)
+    path = db_file(con)
+    tmp = lake / f"{STAMP}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp.write_text(json.dumps({"warehouse": warehouse_id(con), "database": str(path.resolve()) if path else None},
+                              indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, lake / STAMP)
+
+
+def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool = True) -> str | None:
+    """Why this warehouse must not write or clean ``lake`` (None: it is its own, or new). An unstamped
+    lake with partitions is compared with ``scores`` (``content=False``: row counts only)."""
+    lake = Path(lake)
+    stamp = read_stamp(lake)
+    ours = warehouse_id(con)
+    if stamp is not None:
+        if ours and stamp.get("warehouse") == ours:
+            return None
+        return f"{lake} belongs to another warehouse ({stamp.get('database') or 'unnamed'})"
+    if not has_partitions(lake):
+        return None
+    # Evidence: the partitions that can be read. Each must equal scores (or be marked pending by this
+    # warehouse); a damaged one proves nothing either way (`pace doctor` rewrites it from scores), but
+    # a lake with nothing readable proves nothing at all.
+    marked = set(pending(con))
+    drift = lake_drift(con, lake, content=content)
+    broken = damaged(drift)
+    foreign = sorted(b for b, (_, stored) in drift.items()
+                     if b not in marked and b not in broken and stored != (0, None))
+    if not foreign and len(broken) < len(lake_benchmarks(lake)):
+        return None
+    foreign = foreign or sorted(broken)
+    more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
+    return (f"{lake} has no owner stamp and its partitions of {', '.join(foreign[:4])}{more} differ from this "
+            "warehouse's scores (or cannot be read), so it may be another warehouse's")
+
+
+#: what to do about a lake this warehouse does not own (the end of its one-line refusal)
+NOT_OURS = ("it is never written or cleaned from here: pass --lake DIR (or PACE_LAKE) for a lake of this "
+            "warehouse's own, or move that folder away (`pace doctor` then writes a new lake from scores)")
+
+
+def stamp_if_provably_ours(con: duckdb.DuckDBPyConnection) -> None:
+    """On a write open after a migration: stamp a lake from before stamps that provably is this
+    warehouse's (so that readers need not compare it with scores again). A lake pace cannot write
+    to, or may not claim, is left for the next writer to explain."""
+    lake = lake_of(con)
+    if lake.is_dir() and read_stamp(lake) is None and owner_problem(con, lake) is None:
+        try:
+            write_stamp(con, lake)
+        except OSError:
+            pass
+
+
+def claim_lake(con: duckdb.DuckDBPyConnection, lake: Path, *, stamp: bool = True) -> None:
+    """Before writing into ``lake``: refuse (one line) a lake this warehouse does not own, and stamp
+    a lake without a stamp that is new or provably its own (``stamp=False``: not yet, the caller
+    stamps it with :func:`stamp_lake` once it writes there)."""
+    problem = owner_problem(con, lake)
+    if problem:
+        raise UserError(f"{problem}: {NOT_OURS}")
+    if stamp:
+        stamp_lake(con, lake)
+
+
+def stamp_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+    """Stamp a lake that :func:`claim_lake` let this warehouse write, unless it is stamped already."""
+    if read_stamp(lake) is None:
+        write_stamp(con, lake)
 
 
 def remember_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
@@ -84,7 +194,7 @@ def pending(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def staging_folder(lake: Path) -> Path:
-    return lake.parent / f".{lake.name}.staging-{uuid.uuid4().hex[:8]}"
+    return Path(lake) / STAGING / uuid.uuid4().hex[:8]
 
 
 def write_lake(con: duckdb.DuckDBPyConnection, staging: Path, benchmarks: list[str]) -> None:
@@ -132,10 +242,14 @@ def swap_lake(lake: Path, staging: Path | None, benchmarks: list[str], appended=
 
 
 def lake_benchmarks(lake: Path) -> set[str]:
-    table_dir = lake / LAKE_TABLE
+    table_dir = Path(lake) / LAKE_TABLE
     if not table_dir.is_dir():
         return set()
     return {p.name.split("=", 1)[1] for p in table_dir.iterdir() if p.name.startswith("benchmark=")}
+
+
+def has_partitions(lake: Path) -> bool:
+    return bool(lake_benchmarks(lake))
 
 
 def sync_lake(con: duckdb.DuckDBPyConnection, benchmarks=None, lake: str | os.PathLike | None = None) -> list[str]:
@@ -149,6 +263,7 @@ def sync_lake(con: duckdb.DuckDBPyConnection, benchmarks=None, lake: str | os.Pa
     if lake is None and db_file(con) is None and not _recorded_lake(con):
         return []                                  # an in-memory warehouse has no lake unless given one
     lake = Path(lake) if lake is not None else lake_of(con)
+    claim_lake(con, lake)
     staging = staging_folder(lake)
     try:
         write_lake(con, staging, names)
@@ -161,34 +276,77 @@ def sync_lake(con: duckdb.DuckDBPyConnection, benchmarks=None, lake: str | os.Pa
     return names
 
 
-def _lake_glob(lake: Path) -> str:
-    return _sql_path(lake / LAKE_TABLE / "benchmark=*" / "*.parquet")
+def _partition_glob(lake: Path, benchmark: str = "*") -> str:
+    return _sql_path(lake / LAKE_TABLE / f"benchmark={benchmark}" / "*.parquet")
 
 
 def lake_drift(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike | None = None, *,
                content: bool = True) -> dict[str, tuple]:
     """Benchmarks whose lake partition differs from ``scores``: name -> ((rows, fp) table, (rows, fp) lake).
 
-    ``content=False`` compares row counts only (read from Parquet footers: cheap)."""
+    ``content=False`` compares row counts only (read from Parquet footers: cheap). A partition with
+    a file DuckDB cannot read (truncated, not Parquet) has ``(None, 'file: why')`` on the lake side."""
     lake = Path(lake) if lake is not None else lake_of(con)
     agg = _FINGERPRINT if content else "count(*) AS n, NULL AS fp"
     table = {b: (n, fp) for b, n, fp in con.execute(f"SELECT benchmark, {agg} FROM scores GROUP BY 1").fetchall()}
     stored: dict[str, tuple] = {}
-    if lake_benchmarks(lake):
-        stored = {b: (n, fp) for b, n, fp in con.execute(f"""
-            SELECT benchmark, {agg}
-            FROM read_parquet('{_lake_glob(lake)}', hive_partitioning = true, hive_types_autocast = false)
-            GROUP BY 1""").fetchall()}
-        for name in lake_benchmarks(lake) - set(stored):
+    names = lake_benchmarks(lake)
+    if names:
+        try:
+            stored = {b: (n, fp) for b, n, fp in con.execute(f"""
+                SELECT benchmark, {agg}
+                FROM read_parquet('{_partition_glob(lake)}', hive_partitioning = true, hive_types_autocast = false)
+                GROUP BY 1""").fetchall()}
+        except duckdb.Error:            # a damaged file: read partition by partition to name it
+            stored = {name: _read_partition(con, lake, name, agg) for name in sorted(names)}
+        for name in names - set(stored):
             stored[name] = (0, None)        # an empty partition folder
     empty = (0, None)
     return {b: (table.get(b, empty), stored.get(b, empty))
             for b in sorted(set(table) | set(stored)) if table.get(b, empty) != stored.get(b, empty)}
 
 
+def _read_partition(con: duckdb.DuckDBPyConnection, lake: Path, benchmark: str, agg: str) -> tuple:
+    """(rows, fp) of one partition, or (None, 'file: why') naming its first file DuckDB cannot read."""
+    try:
+        return con.execute(f"SELECT {agg} FROM read_parquet('{_partition_glob(lake, benchmark)}')").fetchone()
+    except duckdb.Error as exc:
+        why = str(exc).splitlines()[0]
+    for path in sorted((lake / LAKE_TABLE / f"benchmark={benchmark}").glob("*.parquet")):
+        try:
+            con.execute(f"SELECT count(*) FROM read_parquet('{_sql_path(path)}')").fetchone()
+        except duckdb.Error as exc:
+            return None, f"{path.name}: {str(exc).splitlines()[0]}"
+    return None, why
+
+
+def damaged(drift: dict[str, tuple]) -> dict[str, str]:
+    """benchmark -> why, for the partitions of a :func:`lake_drift` result that DuckDB cannot read."""
+    return {b: stored[1] for b, (_, stored) in drift.items() if stored[0] is None}
+
+
 def leftovers(lake: Path) -> list[Path]:
-    """Staging and trash folders a killed writer may have left behind (ours by name)."""
-    found = sorted(lake.parent.glob(f".{lake.name}.staging-*")) if lake.parent.is_dir() else []
+    """Staging folders and trash a killed writer left in this lake (its own: inside it, by name)."""
+    lake = Path(lake)
+    found = sorted((lake / STAGING).iterdir()) if (lake / STAGING).is_dir() else []
     if (lake / LAKE_TABLE).is_dir():
         found += sorted((lake / LAKE_TABLE).glob(".trash-*"))
     return found
+
+
+def older_leftovers(lake: Path) -> list[Path]:
+    """Staging folders that versions before the lake stamp kept beside the lake (``.lake.staging-*``).
+    Two warehouses could share that folder, so they are reported, never removed."""
+    lake = Path(lake)
+    return sorted(lake.parent.glob(f".{lake.name}.staging-*")) if lake.parent.is_dir() else []
+
+
+def discard_if_unused(lake: Path) -> None:
+    """Remove a lake folder that holds nothing but its stamp and empty staging (a first write that failed)."""
+    lake = Path(lake)
+    staging = lake / STAGING
+    if staging.is_dir() and not any(staging.iterdir()):
+        staging.rmdir()
+    if lake.is_dir() and {p.name for p in lake.iterdir()} <= {STAMP}:
+        (lake / STAMP).unlink(missing_ok=True)
+        lake.rmdir()

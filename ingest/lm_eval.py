@@ -37,14 +37,28 @@ _BOOKKEEPING = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps
 @dataclass
 class FileRead:
     """What one harness file gives: its task, model and, if the map names the task, one parsed table
-    per leaf. The Inspect reader returns the same shape."""
+    per leaf. The other readers return the same shape; a file holding several tasks (an Every Eval
+    Ever aggregate) names each leaf's map entry in ``entries``."""
     task: str
     sha256: str = ""
     model: str = ""
     entry: TaskMap | None = None
     leaves: list[tuple[Leaf, ParsedFile]] = field(default_factory=list)
+    entries: dict[Leaf, TaskMap] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def json_document(path: Path, data: bytes):
+    """The JSON document in ``data`` (the bytes of ``path``), or an IngestError naming what is wrong; the
+    HELM and Every Eval Ever readers share it."""
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise IngestError(str(path), f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") \
+            from None
+    except ValueError as exc:
+        raise IngestError(str(path), f"not valid JSON: {exc}") from None
 
 
 def discover(root: Path) -> list[Path]:

@@ -23,18 +23,19 @@ from eval_runners.secrets import redact, resolve_credentials
 from ingest.csvfile import DUPLICATE_POLICIES
 from ingest.harness import READERS, read_results
 from ingest.harness_map import load_map
-from ingest.lake import lake_drift, lake_of, pending
+from ingest.lake import discard_if_unused, lake_drift, lake_of, owner_problem, pending
 from ingest.load import ingest_tree, load_units
 from ingest.tree import discover
-from warehouse import methods, settings, validate
+from warehouse import aliases, methods, settings, validate
 from warehouse import plan as planning
 from warehouse import predict as predicting
-from warehouse.aliases import add_alias
+from warehouse.anchors import fit_anchors, plan_anchors, store_anchor_fit
 from warehouse.connect import connect
-from warehouse.doctor import run_doctor
-from warehouse.errors import UserError
+from warehouse.doctor import rebuild_from_lake, run_doctor
+from warehouse.errors import UserError, register_api, register_options
 from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
 from warehouse.export import export_parquet
+from warehouse.export_eee import export_eee
 from warehouse.fit import FitRequest, fit_and_store
 from warehouse.outputs import check_names, output_run
 from warehouse.pace_bench import export_pace_bench, import_pace_bench
@@ -44,12 +45,13 @@ from warehouse.roles import set_role
 from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
-from warehouse.sqlguard import after_write, before_write, check_statements
+from warehouse.sqlguard import after_write, before_write, explain
 
 Names = Union[str, Sequence[str], None]
 
 TASKS = ("abs", "pair")
 FIT_TASKS = ("abs", "pair", "both")
+EXPORT_FORMATS = ("parquet", "eee")
 
 
 def _names(value: Names) -> Optional[list[str]]:
@@ -73,6 +75,7 @@ class LoocvRun:
     configs: list[dict]
     outputs: list[Path] = field(default_factory=list)   # files written with ``out`` (the CSV first)
     title: str = ""               # e.g. 'Goal A default split=loo C=100 seed=42'
+    notes: list[str] = field(default_factory=list)    # e.g. the models left out (no source rows)
 
 
 @dataclass
@@ -93,6 +96,12 @@ class Plan:
     interval_half_width_now: dict[str, float]
     zero_weight_left_out: int
     restricted: Optional[dict] = None         # the other path: a proxy on the source benchmarks it has
+    anchors: list = field(default_factory=list)   # per target: warehouse.anchors.TargetAnchors (--anchors K)
+    budget_left_out: int = 0                  # anchors dropped to stay within ``budget``
+
+    @property
+    def anchor_rows(self) -> list:
+        return [r for t in self.anchors for r in t.rows]
 
 
 @dataclass
@@ -102,6 +111,7 @@ class Prediction(PredictionReport):
     pairwise: list[dict] = field(default_factory=list)
 
 
+@register_api                        # its signatures spell options in error messages (errors.spoken)
 class Warehouse:
     """A Pace warehouse file: ingest score trees, evaluate and fit the proxies, plan, predict, export, query.
 
@@ -113,8 +123,9 @@ class Warehouse:
         Refuse every call that would write (``ingest``, storing ``loocv`` / ``fit`` rows, a restricted
         fit made by ``predict``). Reading never takes the write lock either way.
     lake : str or os.PathLike, optional
-        The Parquet lake folder for ``ingest`` (default: the one recorded in the warehouse, else
-        ``$PACE_LAKE``, else ``lake/`` beside the file).
+        The Parquet lake folder for ``ingest`` (default: ``$PACE_LAKE``, else the one recorded in the
+        warehouse, else a folder beside the file named after it: ``lake/`` for ``pace.duckdb``,
+        ``NAME.lake/`` for ``NAME.duckdb``). A lake of another warehouse is refused.
     status : callable, optional
         ``status(message)`` returning a context manager, entered around long steps (the command line
         passes a spinner). Default: nothing is shown.
@@ -224,10 +235,11 @@ class Warehouse:
             A ``pyarrow.Table``, a ``pandas.DataFrame`` (needs pandas: ``pip install
             'pace-warehouse[pandas]'``), or ``(column names, list of row tuples)``.
         write : bool, default False
-            Allow statements that change the warehouse or write files (INSERT, DELETE, COPY, ...);
-            without it they are refused with one line, before anything runs. After a write (also
-            one that failed part-way) the lake and the stored collapsed cells are brought back in
-            step with ``scores``.
+            Allow statements that change the warehouse (INSERT, DELETE, CREATE, ...); without it
+            DuckDB opens the file read-only and refuses them. Either way DuckDB reaches no file, URL
+            or extension outside the warehouse and its settings are locked (``pace sql --help``).
+            After a write (also one that failed part-way) the lake and the stored collapsed cells
+            are brought back in step with ``scores``.
 
         Returns
         -------
@@ -247,15 +259,14 @@ class Warehouse:
             raise UserError("empty query")
         if output == "pandas":
             _require_pandas()
-        con = self.connect(write=True) if write else self.connect()
+        if write:
+            self._require_writable("opening for writing")
+        # DuckDB holds it: read-only unless write, no file or extension access, settings locked
+        con = connect(self.path, read_only=not write, create=False, sandbox=True)
         try:
             try:
-                check_statements(con, query, write=write)
-            except duckdb.Error as exc:
-                raise UserError(str(exc).splitlines()[0]) from exc
-            if write:
-                before_write(con, query)
-            try:
+                if write:
+                    before_write(con, query)
                 rel = con.sql(query, params=params) if params is not None else con.sql(query)
                 result = None if rel is None else (
                     rel.to_arrow_table() if output == "arrow" else rel.df() if output == "pandas"
@@ -263,7 +274,7 @@ class Warehouse:
             except duckdb.Error as exc:
                 if write:           # the statements before the failing one are committed: follow them
                     after_write(con)
-                raise UserError(str(exc).splitlines()[0]) from exc
+                raise UserError(explain(exc, write=write)) from exc
             if write:
                 after_write(con)
             return result
@@ -318,8 +329,120 @@ class Warehouse:
                 con.close()
                 for leftover in (db, db.with_name(db.name + ".wal")):
                     leftover.unlink(missing_ok=True)
-                if not lake_existed and lake.is_dir() and not any(lake.iterdir()):
-                    lake.rmdir()
+                if not lake_existed:
+                    discard_if_unused(lake)
+            raise
+        finally:
+            con.close()
+
+    # ---------------------------------------------------------------------------------------- aliases
+    def alias_preview(self, alias: str, model: str):
+        """What :meth:`alias_add` would do, without doing it: the checks, and the rows it would rename.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``, ``benchmarks``, ``needs_confirmation`` (more than ``aliases.CONFIRM_ROWS`` rows).
+
+        Raises
+        ------
+        UserError
+            A name a score file cannot carry (``/``, ``..``, control characters, empty), an alias to itself,
+            a cycle or chain with the recorded aliases (the message names the one in the way), or rows of
+            both names with the same key.
+        """
+        if not Path(self.path).exists():      # `alias add` may start a warehouse: nothing to rename yet
+            return aliases.AliasPlan(*aliases.check_names(alias, model))
+        with self._reading() as con:
+            return aliases.plan_alias(con, alias, model)
+
+    def alias_add(self, alias: str, model: str, *, yes: bool = False):
+        """Ingest files named ``ALIAS.csv`` as ``model`` and rename the rows already stored under ``alias``
+        (table, collapsed cells, lake), with the checks of :meth:`alias_preview`.
+
+        Parameters
+        ----------
+        yes : bool
+            Confirm a rename of more than ``aliases.CONFIRM_ROWS`` score rows (likely a whole other model
+            rather than a misnamed file); without it such a rename is refused.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``: the score rows renamed.
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").alias_add("DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2").rows  # doctest: +SKIP
+        895
+        """
+        self._require_writable("adding an alias")
+        con = self.connect(write=True, create=True)
+        try:
+            return aliases.add_alias(con, alias, model, yes=yes)
+        finally:
+            con.close()
+
+    def alias_keep(self, model: str) -> str:
+        """Accept ``model``, which ingest held out of fits as another spelling of a known model
+        (``models.held``), as a model of its own: it enters the next fit. Returns the model it looked like."""
+        self._require_writable("keeping a held model")
+        con = self.connect(write=True)
+        try:
+            return aliases.keep_model(con, model)
+        finally:
+            con.close()
+
+    def import_openhands_index(self, path: Union[str, os.PathLike], *, prefer: Names = None, prune: bool = False,
+                               strict: bool = False, duplicates: str = "first",
+                               progress: Optional[Callable[[int], None]] = None):
+        """Import an OpenHands Index folder (``results/<Model>/{metadata.json,scores.json,
+        instance_results/<bench>.json}``, ``alternative_agents/<agent>/<Model>/...``) with the guarantees
+        of :meth:`ingest`; see ``ingest.openhands_index``.
+
+        Parameters
+        ----------
+        path : path
+            The index folder (a checkout of the OpenHands Index results).
+        prefer : str or list of str, optional
+            Which source ``scores`` keeps where a model has rows of both (a Pace file and an index run
+            for one benchmark): ``'pace'`` or ``'openhands-index'`` for every model, ``'MODEL=SOURCE'`` for
+            one. Stored (table ``agentic_preference``); without a choice, ``pace``.
+        prune, strict, duplicates, progress
+            As for :meth:`ingest` (``progress(n)`` per model folder read).
+
+        Returns
+        -------
+        ingest.report.IngestReport
+            Counts, notes (the preference, models with agentic results only) and anomalies (reported
+            scores far from the instance results, partial instance files, missing costs, second
+            spellings, alias suggestions, runs that disagree with the Pace rows).
+
+        Examples
+        --------
+        >>> report = Warehouse("pace.duckdb").import_openhands_index("openhands-index")   # doctest: +SKIP
+        >>> report.anomaly_counts()                                                        # doctest: +SKIP
+        """
+        from ingest.csvfile import DUPLICATE_POLICIES
+        from ingest.lake import lake_of
+        from ingest.openhands_index import import_index, read_index
+
+        validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+        choices = _preference_choices(prefer)
+        self._require_writable("import")
+        root = settings.user_path(path)
+        read = read_index(root, duplicates=duplicates, progress=progress)     # every file checked before any write
+        db = Path(self.path)
+        created = not db.exists()
+        con = self.connect(write=True, create=True)
+        try:
+            return import_index(con, root, lake=lake_of(con, self.lake), prefer=choices, prune=prune, strict=strict,
+                                duplicates=duplicates, read=read)
+        except BaseException:
+            if created:                     # a first import that failed leaves no empty warehouse behind
+                con.close()
+                for leftover in (db, db.with_name(db.name + ".wal")):
+                    leftover.unlink(missing_ok=True)
             raise
         finally:
             con.close()
@@ -371,6 +494,7 @@ class Warehouse:
         req = EvalRequest(method, split, _names(sources), _names(targets), **given)
         with self._reading() as con:
             req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
+            notes = _target_only_note(con)
             label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}{run_label(chosen, task, given)}"
                      f"{', auto-tune' if given.get('auto_tune') else ''}) ...")
             with self._status(label):
@@ -384,6 +508,7 @@ class Warehouse:
         with self._writing("storing an evaluation") as con:
             run_id = store_eval(con, result)
             run = stored_run(con, run_id, task, method, split)
+            run.notes = notes
             run.title = (f"Goal {'A' if task == 'abs' else 'B'} {method} split={split}"
                          f"{run_label(chosen, task, given, ' ')}{' auto-tune' if given.get('auto_tune') else ''}")
             if outputs is not None:
@@ -437,7 +562,8 @@ class Warehouse:
 
     # -------------------------------------------------------------------------------------------- fit
     def fit(self, *, method: str = "default", task: str = "both", level: float = 0.8, intervals: bool = True,
-            sources: Names = None, targets: Names = None, exclude: Names = None, **options: Any):
+            sources: Names = None, targets: Names = None, exclude: Names = None, anchors: bool = True,
+            **options: Any):
         """Fit each target's proxy on every model with target scores and store it as rows
         (``proxy_fits``, ``proxy_weights``, ...); the ``predictions`` view then serves any model.
 
@@ -455,6 +581,10 @@ class Warehouse:
             As for :meth:`loocv`.
         exclude : str or list of str, optional
             Models left out of the fit (e.g. to predict them as new models).
+        anchors : bool
+            Also fit each target's item model on every model with rows there (``anchor_fits``,
+            ``anchor_items``, ...: see :mod:`warehouse.anchors`), so that a new model's predictions use its
+            agentic anchors (``pace plan --anchors``). A target with fewer than 3 such models gets none.
         **options
             The method's fit options: count (budget C, default 100), B (bootstrap replicates, 300; refused
             for ``default`` with ``task='abs'``, which draws none), seed (42).
@@ -494,23 +624,52 @@ class Warehouse:
             with self._status(f"fitting ({method}, C={count}){' and estimating intervals' if intervals else ''}"
                               " ..."):
                 try:
-                    return fit_and_store(con, req, reopen=reopen)
+                    notes = _target_only_note(con)
+                    report = fit_and_store(con, req, reopen=reopen)
+                    report.warnings += notes
                 except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
+            if anchors:
+                with self._status("fitting the anchors item models ..."):
+                    begun = False
+                    try:
+                        made = fit_anchors(con, report.fit_id, targets=chosen_targets, exclude=excluded, level=level)
+                        con.execute("BEGIN TRANSACTION")
+                        begun = True
+                        store_anchor_fit(con, made)
+                        con.execute("COMMIT")
+                    except (ValueError, duckdb.Error) as exc:
+                        if begun:
+                            con.execute("ROLLBACK")
+                        raise UserError(f"the anchors fit failed: {str(exc).splitlines()[0]} (the proxy fit "
+                                        f"{report.fit_id} is stored; --no-anchors skips this step)") from exc
+                report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
+                report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
+            return report
         finally:
             con.close()
 
     # ------------------------------------------------------------------------------------------- plan
-    def plan(self, model: str, *, out: Union[str, os.PathLike, None] = None) -> Plan:
+    def plan(self, model: str, *, out: Union[str, os.PathLike, None] = None, anchors: int = 0,
+             budget: Optional[float] = None) -> Plan:
         """The instances ``model`` still needs for the current fits (non-zero weights only), as API
-        calls, with what each benchmark's calls buy (the interval half-width its missing scores leave).
+        calls, with what each benchmark's calls buy (the interval half-width its missing scores leave);
+        with ``anchors`` also, per target, the agentic instances that most narrow its interval.
 
         Parameters
         ----------
         model : str
-            The model to plan for; it may have no score rows yet.
+            The model to plan for; it may have no score rows yet (metadata only is enough for anchors).
         out : path, optional
-            Also write the plan as a CSV (benchmark, subdir, instance_id), e.g. for ``pace run --plan``.
+            Also write the plan as a CSV (benchmark, subdir, instance_id), e.g. for ``pace run --plan``;
+            anchors rows are appended (``pace run`` skips no row: run agents with the OpenHands benchmarks).
+        anchors : int
+            K: per target of the current anchor fits, the K target instances that most reduce the
+            posterior variance of the model's full mean, given the anchors it already has (adaptive: after
+            importing their results, the next plan picks the next most informative). 0: none.
+        budget : float, optional
+            USD: keep the anchors, best first across targets (round robin by rank), while their expected
+            cost (``anchor_costs``) fits; the rest are left out and counted.
 
         Returns
         -------
@@ -523,7 +682,14 @@ class Warehouse:
         (123, 'planbench')
         """
         model = validate.model_name(model)
+        validate.integer(anchors, "--anchors", 0)
+        if budget is not None:
+            validate.number(budget, "--budget", 0, float("inf"))
         with self._reading() as con:
+            anchor_plan = plan_anchors(con, model, anchors) if anchors else []
+            if anchors and not anchor_plan:
+                raise UserError(f"no anchors item model serves {model!r}: run `pace fit` (with agentic target rows "
+                                "of at least 3 models), or the model is one the item models were trained on")
             if not planning.has_fits(con):
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             rows = planning.plan_rows(con, model)
@@ -546,9 +712,12 @@ class Warehouse:
                     maes = dict(con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs'"
                                             " ORDER BY target", [existing]).fetchall()) if existing else {}
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
+        left_out = _within_budget(anchor_plan, budget)
         if out is not None:
-            write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
-        return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted)
+            write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"],
+                      list(rows) + [(r.target, r.subdir, r.instance_id) for t in anchor_plan for r in t.rows])
+        return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted, anchor_plan,
+                    left_out)
 
     # ---------------------------------------------------------------------------------------- predict
     def predict(self, model: str, *, min_coverage: float = 0.9, allow_partial: bool = False,
@@ -569,7 +738,7 @@ class Warehouse:
         allow_partial : bool
             Predict below ``min_coverage`` anyway.
         restrict : bool, default True
-            False keeps the current fit and imputes the missing benchmarks.
+            False predicts with the current fit alone, imputing the missing benchmarks.
 
         Returns
         -------
@@ -596,7 +765,7 @@ class Warehouse:
             fit = predicting.current_fit_settings(con)
             if fit is None:
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
-            if not _has_rows(con, model):
+            if not _has_rows(con, model) and not _has_metadata(con, model):
                 raise UserError(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
             present = predicting.present_sources(con, model)
             missing = [b for b in fit["sources"] if b not in present]
@@ -609,7 +778,11 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
-                    self._require_writable(f"{why}: that (or restrict=False / --no-restrict)")
+                    untrainable = predicting.targets_without_scores(con, fit["targets"])
+                    if untrainable:
+                        raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
+                                        "(pass --no-restrict to impute the missing benchmarks)")
+                    self._require_writable(f"{why}: that (or --no-restrict)")
                     con.close()                      # DuckDB opens a file in one mode per process
                     self._probe_writable(why)
                     con = self.connect()
@@ -629,10 +802,11 @@ class Warehouse:
                     report.restricted_fit, report.made_fit = made.fit_id, True
                     con.close()
                     con = self.connect()
-            report.predictions = predicting.read_predictions(con, model)
+            report.predictions = predicting.read_predictions(con, model, restrict=restrict)
             if not report.predictions:
                 raise UserError(f"no prediction for {model!r}")
-            low = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
+            low = [(p.target, p.coverage) for p in report.predictions
+                   if p.method != "anchors" and p.coverage < min_coverage]
             if low and not allow_partial:
                 detail = ", ".join(f"{t} {c:.0%}" for t, c in low)
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
@@ -651,9 +825,11 @@ class Warehouse:
             con.close()
 
     # ----------------------------------------------------------------------------------------- export
-    def export(self, out: Union[str, os.PathLike], *, overwrite: bool = False) -> list[tuple[str, int]]:
+    def export(self, out: Union[str, os.PathLike], *, overwrite: bool = False,
+               format: str = "parquet") -> list[tuple[str, int]]:
         """Write every table and view as Parquet (scores partitioned by benchmark), ``SCHEMA.md`` and
-        ``spark/views.sql`` to ``out``.
+        ``spark/views.sql`` to ``out``; or, with ``format='eee'``, the per-instance scores and the
+        predictions in the Every Eval Ever layout (``warehouse.export_eee``).
 
         Parameters
         ----------
@@ -661,6 +837,7 @@ class Warehouse:
             A new or empty folder (its parent must exist).
         overwrite : bool
             Reuse a folder an earlier export wrote: only that export's files are replaced.
+        format : {'parquet', 'eee'}
 
         Returns
         -------
@@ -671,8 +848,40 @@ class Warehouse:
         >>> Warehouse("pace.duckdb", read_only=True).export("export")              # doctest: +SKIP
         [('scores', 1200000), ('benchmarks', 18), ...]
         """
+        validate.choice(format, "--format", EXPORT_FORMATS)
+        writer = export_eee if format == "eee" else export_parquet
         with self._reading() as con:
-            return export_parquet(con, settings.user_path(out), overwrite=overwrite)
+            return writer(con, settings.user_path(out), overwrite=overwrite)
+
+    # ----------------------------------------------------------------------------------------- report
+    def report(self, out: Union[str, os.PathLike], models: Union[str, Sequence[str], None] = None) -> dict:
+        """Write one self-contained HTML page (``out``): per model in ``models`` its predictions drawn
+        against the training models' true scores, with coverage, the proxy used and what its plan buys;
+        the fit and the stored LOOCV runs (metrics, methods beside the baselines, predicted-vs-true
+        scatters); the most and least informative selected instances (see ``warehouse.report``).
+
+        Parameters
+        ----------
+        out : path
+            The HTML file: new, or one an earlier report wrote (anything else is refused).
+        models : str or list of str, optional
+            Models to predict (each as :meth:`predict` does, partial coverage allowed and noted).
+
+        Returns
+        -------
+        dict
+            What the page shows (the JSON it carries inline).
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").report("report.html", ["NewModel"])["targets"]   # doctest: +SKIP
+        ['gaia', 'swebench', 'swebench_multimodal', 'swtbench']
+        """
+        from warehouse.report import write_report
+
+        items = [models] if isinstance(models, str) else list(models or [])
+        names = list(dict.fromkeys(validate.model_name(m, "--model") for m in items))
+        return write_report(self, settings.user_path(out), names)
 
 
     # ----------------------------------------------------------------------------------- the others
@@ -695,35 +904,47 @@ class Warehouse:
             fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
                                   FROM current_fits ORDER BY task, target""").fetchall()
             runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
-            lake = lake_of(con)
-            drift = sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
+            lake = lake_of(con, self.lake)
+            owner = owner_problem(con, lake, content=False)
+            drift = [] if owner else sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
         return WarehouseStatus(
             str(self.path), *totals, synthetic=any(t[1] for t in trees), lake=str(lake), lake_drift=drift,
-            trees=[dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
+            lake_owner=owner, trees=[dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
             benchmarks=[dict(zip(["benchmark", "role", "leaves", "models", "rows", "instances"], r))
                         for r in per_benchmark],
             current_fits=[dict(zip(["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"], r))
                           for r in fits], evaluation_runs=runs)
 
-    def doctor(self, *, check: bool = False) -> dict:
+    def doctor(self, *, check: bool = False, from_lake: bool = False) -> dict:
         """Check the warehouse and (unless ``check``) repair what can be derived again (see
-        :mod:`warehouse.doctor`); returns its report (``lines``, ``problems``, ``repaired``)."""
+        :mod:`warehouse.doctor`); returns its report (``lines``, ``problems``, ``repaired``, ``unrepaired``).
+        ``from_lake``: rebuild a missing or unreadable warehouse file from its lake (the damaged file is
+        moved aside, never deleted)."""
+        if from_lake:
+            if check:
+                raise UserError("--from-lake and --check do not go together (--from-lake changes nothing on a "
+                                "working warehouse)")
+            return rebuild_from_lake(Path(self.path), self.lake)
         if not check:
             self._require_writable("repairing")
         # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
         con = connect(self.path, read_only=check, create=False, refresh_collapsed=False)
         try:
-            return run_doctor(con, repair=not check)
+            return run_doctor(con, repair=not check, lake=self.lake)
         finally:
             con.close()
 
-    def shell(self, *, write: bool = False) -> None:
-        """An interactive SQL prompt on the warehouse (read-only unless ``write``)."""
-        con = self.connect(write=True) if write else self.connect()
+    def shell(self, *, write: bool = False, stdin=None) -> int:
+        """An interactive SQL prompt on the warehouse (sandboxed; read-only unless ``write``). Returns how
+        many statements failed or were refused."""
+        if write:
+            self._require_writable("a writable shell")
+        con = connect(self.path, read_only=not write, create=False, sandbox=True)
         try:
-            run_shell(con, write=write)
+            failed = run_shell(con, stdin, write=write)
             if write:
                 after_write(con)
+            return failed
         finally:
             con.close()
 
@@ -731,18 +952,6 @@ class Warehouse:
         """(alias, model) rows: files named ``<alias>.csv`` are ingested as ``model``."""
         with self._reading() as con:
             return con.execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
-
-    def add_alias(self, alias: str, model: str) -> int:
-        """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now (in the
-        table and the lake). Returns the number of rows renamed."""
-        alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
-        if alias == model:
-            raise UserError(f"an alias must differ from the model name ({alias!r})")
-        with self._writing("adding an alias", create=True) as con:
-            try:
-                return add_alias(con, alias, model)
-            except ValueError as exc:
-                raise UserError(str(exc)) from exc
 
     def remove_alias(self, alias: str) -> None:
         """Forget an alias (re-ingest to rename rows back)."""
@@ -815,48 +1024,53 @@ class Warehouse:
         return {"path": out, "rows": len(rows)}
 
     def import_selections(self, path: Union[str, os.PathLike], *, name: Optional[str] = None,
-                          fmt: str = "auto") -> dict:
+                          fmt: str = "auto", allow_unknown: bool = False) -> dict:
         """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
-        PACE-Bench folder as a fit that becomes the current abs fit of its targets."""
+        PACE-Bench folder as a fit that becomes the current abs fit of its targets. Checked first: unknown
+        benchmarks or instances (refused unless ``allow_unknown``), repeated records, weights that are not
+        finite numbers. Returns ``{"run_id", "rows", "notes"}`` / the PACE-Bench import's report."""
         validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
         path = settings.user_path(path)
         if name is not None and not name.strip():
             raise UserError("--name must not be empty")
         if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
             with self._writing("importing selections") as con:
-                return import_pace_bench(con, path, name.strip() if name else None)
+                return import_pace_bench(con, path, name.strip() if name else None, allow_unknown=allow_unknown)
         if not path.is_file():
             raise UserError(f"no such file: {path}")
         with self._writing("importing selections") as con:
             try:
-                run_id, n = import_selections(con, path, name)
-            except (ValueError, UnicodeDecodeError, csv.Error) as exc:
-                raise UserError(str(exc).splitlines()[0]) from exc
-        return {"run_id": run_id, "rows": n}
+                run_id, n, notes = import_selections(con, path, name, allow_unknown=allow_unknown)
+            except (UnicodeDecodeError, csv.Error) as exc:
+                raise UserError(f"{path}: {str(exc).splitlines()[0]}") from exc
+        return {"run_id": run_id, "rows": n, "notes": notes}
 
-    def import_results(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike], *,
-                       model: Optional[str] = None, prune: bool = False, strict: bool = False,
+    def import_results(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike, None] = None,
+                       *, model: Optional[str] = None, prune: bool = False, strict: bool = False,
                        duplicates: str = "first", progress: Optional[Callable[[int], None]] = None):
-        """Import per-sample results an evaluation harness wrote (``kind`` 'lm-eval' or 'inspect'), mapped
-        to Pace benchmarks by the TOML ``map_path``, with the guarantees of :meth:`ingest`. Every file is
-        read and checked before the warehouse opens. Returns the ingest report."""
+        """Import per-sample results an evaluation harness wrote (``kind``: 'lm-eval', 'inspect', 'helm', or
+        'eee' for Every Eval Ever files), mapped to Pace benchmarks by the TOML ``map_path`` (optional for
+        'eee' only), with the guarantees of :meth:`ingest`. Every file is read and checked before the
+        warehouse opens. Returns the ingest report."""
         self.import_files(kind, path, map_path, model=model, duplicates=duplicates)
         self._require_writable("importing results")
-        path, map_path = settings.user_path(path), settings.user_path(map_path)
+        path = settings.user_path(path)
+        map_path = None if map_path is None else settings.user_path(map_path)
         units, report = read_results(kind, path, map_path, model=None if model is None else model.strip(),
                                      duplicates=duplicates, progress=progress)
         with self._writing("importing results", create=True) as con:
             return load_units(con, units, report, lake_of(con, self.lake), prune=prune, strict=strict,
                               duplicates=duplicates)
 
-    def import_files(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike], *,
-                     model: Optional[str] = None, duplicates: str = "first") -> int:
+    def import_files(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike, None] = None,
+                     *, model: Optional[str] = None, duplicates: str = "first") -> int:
         """Check :meth:`import_results`' arguments (the map is read) and count the files it will read."""
         validate.choice(kind, "KIND", tuple(READERS))
         validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
         if model is not None:
             validate.model_name(model, "--model")
-        load_map(settings.user_path(map_path), kind)
+        if map_path is not None:
+            load_map(settings.user_path(map_path), kind)
         return len(READERS[kind].discover(settings.user_path(path)))
 
     def run(self, model: str, *, plan: Union[str, os.PathLike, None] = None, dry_run: bool = False,
@@ -885,7 +1099,8 @@ class Warehouse:
         try:
             table = PriceTable.load(prices)
         except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
-            raise UserError(f"--prices {prices}: {redact(exc, key)}") from None
+            msg = redact(exc, key)
+            raise UserError(f"--prices {msg}" if msg.startswith(str(prices)) else f"--prices {prices}: {msg}") from None
         rows = None
         if plan:
             try:
@@ -893,16 +1108,71 @@ class Warehouse:
             except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
                 msg = str(exc)
                 raise UserError(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}") from None
-        with self._writing("running a model") as con:
-            opts = RunOptions(dry_run=dry_run, max_cost=max_cost, concurrency=concurrency, rate_limit=rate_limit,
-                              vision=vision, skip_unavailable=skip_unavailable, prices=table, timeout=timeout,
-                              max_retries=max_retries, max_consecutive_failures=max_consecutive_failures or None,
-                              progress=progress)
-            try:
-                return run_plan(con, model, plan_from_warehouse(con, model) if rows is None else rows,
-                                credentials=creds, options=opts)
-            except (LookupError, ValueError) as exc:
-                raise UserError(redact(exc, key)) from None
+        if rows is None:
+            with self._reading() as con:    # closed before the run, which opens the file per batch
+                try:
+                    rows = plan_from_warehouse(con, model)
+                except (LookupError, ValueError) as exc:
+                    raise UserError(redact(exc, key)) from None
+        self._require_writable("running a model")
+        opts = RunOptions(dry_run=dry_run, max_cost=max_cost, concurrency=concurrency, rate_limit=rate_limit,
+                          vision=vision, skip_unavailable=skip_unavailable, prices=table, timeout=timeout,
+                          max_retries=max_retries, max_consecutive_failures=max_consecutive_failures or None,
+                          progress=progress)
+        try:
+            # the warehouse file, not a connection: the run holds the write lock only while it stores a batch,
+            # so readers (status, predict, sql) keep working during a run of hours
+            return run_plan(Path(self.path), model, rows, credentials=creds, options=opts)
+        except (LookupError, ValueError) as exc:
+            raise UserError(redact(exc, key)) from None
+
+
+register_options(methods.options())               # the methods' options travel as **options
+
+
+def _within_budget(plan: list, budget: Optional[float]) -> int:
+    """Drop anchors past ``budget`` (USD), best ranks first across targets; returns how many were dropped.
+    An anchor of unknown cost counts as free (the plan's rows say so)."""
+    if budget is None:
+        return 0
+    queue = sorted((r.rank, i, r) for i, t in enumerate(plan) for r in t.rows)
+    spent, kept = 0.0, set()
+    for _, _, row in queue:
+        cost = row.expected_cost or 0.0
+        if spent + cost <= budget:
+            spent += cost
+            kept.add(id(row))
+    dropped = 0
+    for t in plan:
+        dropped += len(t.rows)
+        t.rows = [r for r in t.rows if id(r) in kept]
+        dropped -= len(t.rows)
+    return dropped
+
+
+def _target_only_note(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The models with target rows but no source rows (e.g. imported from the OpenHands Index), which the
+    source-based methods leave out, as a note (none: no note)."""
+    left = [m for (m,) in con.execute("SELECT model FROM models WHERE has_target AND NOT known ORDER BY model"
+                                      ).fetchall()]
+    if not left:
+        return []
+    shown = ", ".join(left[:8]) + (f" (+{len(left) - 8} more)" if len(left) > 8 else "")
+    return [f"{len(left)} model(s) with target rows but no source rows are left out (nothing to predict them from "
+            f"until their source benchmarks are ingested): {shown}"]
+
+
+def _preference_choices(values: Names) -> dict[str, str]:
+    """``--prefer`` values -> {model or '*': source}: ``pace``, ``openhands-index`` or ``MODEL=SOURCE``."""
+    from ingest.preference import EVERY_MODEL, SOURCES
+
+    choices: dict[str, str] = {}
+    for item in _names(values) or []:
+        model, _, source = item.rpartition("=")
+        if source not in SOURCES:
+            raise UserError(f"--prefer {item!r}: the source must be one of {', '.join(SOURCES)} (or MODEL=SOURCE)")
+        choices[validate.model_name(model, "--prefer MODEL") if _ else EVERY_MODEL] = source
+    return choices
 
 
 @dataclass
@@ -917,6 +1187,7 @@ class WarehouseStatus:
     synthetic: bool
     lake: str
     lake_drift: list[str]
+    lake_owner: Optional[str]
     trees: list[dict]
     benchmarks: list[dict]
     current_fits: list[dict]
@@ -960,6 +1231,10 @@ def _require_pandas() -> None:
         import pandas  # noqa: F401  (DuckDB's .df() needs it)
     except ModuleNotFoundError:
         raise UserError("output='pandas' needs pandas: pip install 'pace-warehouse[pandas]'") from None
+
+
+def _has_metadata(con: duckdb.DuckDBPyConnection, model: str) -> bool:
+    return con.execute("SELECT count(*) FROM model_metadata WHERE model = ?", [model]).fetchone()[0] > 0
 
 
 def _has_rows(con: duckdb.DuckDBPyConnection, model: str) -> bool:

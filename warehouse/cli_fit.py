@@ -28,6 +28,10 @@ def fit(
     level: Annotated[float, typer.Option("--level", envvar="PACE_LEVEL", show_envvar=True,
                                          help="Central coverage of the prediction intervals.")] = 0.8,
     intervals: Annotated[bool, typer.Option(help="Estimate intervals from a LOOCV of the same method.")] = True,
+    anchors: Annotated[bool, typer.Option(
+        "--anchors/--no-anchors", envvar="PACE_ANCHORS", show_envvar=True,
+        help="Also fit each target's item model on every model with rows there, so a new model's agentic "
+             "anchors (pace plan --anchors) refine its predictions.")] = True,
     task: Annotated[str, typer.Option("--task", envvar="PACE_TASK", show_envvar=True,
                                       help="abs (Goal A), pair (Goal B) or both.")] = "both",
     method: FitMethod = "default",
@@ -45,7 +49,8 @@ def fit(
         tasks = ("abs", "pair") if task == "both" else (task,)
         reads = set().union(*(methods.REGISTRY[method].fit_reads.get(t, ()) for t in tasks))
         report = warehouse_api(db).fit(method=method, task=task, level=level, intervals=intervals, sources=sources,
-                                       targets=targets, exclude=exclude, **options_given(ctx, list(options), reads))
+                                       targets=targets, exclude=exclude, anchors=anchors,
+                                       **options_given(ctx, list(options), reads))
     if json_out:
         emit_json(asdict(report))
         return
@@ -67,30 +72,57 @@ def fit(
         rows = [(t, a, b, f"{report.pair_view_gap[t]:.1e}") for t, (a, b) in report.pair_calibration.items()]
         print_rows(["target", "Platt a", "Platt b", "view vs kernel (margin)"], rows,
                    title=f"{report.fit_id}: Goal B {method}", digits=3)
+    if report.anchors:
+        console.print("anchors item models: " + ", ".join(f"{t} ({m} models x {n} instances)"
+                                                         for t, (m, n) in report.anchors.items()), highlight=False)
     for w in report.warnings:
         console.print(f"note: {w}", highlight=False)
-    console.print(f"{report.seconds:.1f} s. Next: pace plan MODEL, pace predict MODEL", highlight=False)
+    console.print(f"{report.seconds:.1f} s. Next: pace plan MODEL [--anchors K], pace predict MODEL", highlight=False)
 
 
 def plan(
     model: Annotated[str, typer.Argument(help="The model to plan for (it may have no rows yet).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan CSV (benchmark,subdir,instance_id).")]
         = None,
+    anchors: Annotated[int, typer.Option(
+        "--anchors", envvar="PACE_ANCHOR_COUNT", show_envvar=True,
+        help="K: also list, per target, the K agentic instances that most narrow MODEL's interval given the "
+             "anchors it has (run them with the OpenHands benchmarks, import with `pace import openhands-index`; "
+             "`pace run` does not run agents).")] = 0,
+    budget: Annotated[Optional[float], typer.Option(
+        "--budget", envvar="PACE_BUDGET", show_envvar=True,
+        help="USD: keep the best anchors across targets while their expected cost fits.")] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """The calls MODEL still needs for the current fits (instances with a non-zero weight only),
     deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
-    interval half-width (points) its missing scores leave in each target's prediction."""
-    result = warehouse_api(db).plan(model, out=out)
+    interval half-width (points) its missing scores leave in each target's prediction. With --anchors K,
+    also the agentic anchors to buy per target, with expected costs (USD) and the interval now."""
+    result = warehouse_api(db).plan(model, out=out, anchors=anchors, budget=budget)
     model, rows, calls = result.model, result.rows, result.calls
+    anchor_rows = [{"benchmark": r.target, "subdir": r.subdir, "instance_id": r.instance_id, "kind": "anchor",
+                    "rank": r.rank, "expected_cost_usd": r.expected_cost} for r in result.anchor_rows]
+    per_target = [{"target": t.target, "anchors_now": t.anchors, "prior": t.prior, "predicted": t.predicted,
+                   "low": t.low, "high": t.high, "anchors_listed": len(t.rows), "expected_cost_usd": t.cost}
+                  for t in result.anchors]
     if json_out:
         emit_json({"model": model, "instances": len(rows), "calls": len(calls),
                    "zero_weight_left_out": result.zero_weight_left_out,
                    "per_benchmark": result.per_benchmark,
                    "interval_half_width_now": result.interval_half_width_now,
-                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows]})
+                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows] + anchor_rows,
+                   "anchors": per_target, "anchors_expected_cost_usd": sum(t.cost for t in result.anchors),
+                   "budget_left_out": result.budget_left_out})
         return
+    if result.anchors:
+        print_rows(["target", "anchors now", "prior", "predicted %", "interval %", "listed", "expected USD"],
+                   [(t["target"], t["anchors_now"], t["prior"], _pct(t["predicted"]),
+                     f"{_pct(t['low'])}-{_pct(t['high'])}", t["anchors_listed"], t["expected_cost_usd"])
+                    for t in per_target], title=f"agentic anchors for {model}", digits=2)
+        console.print(f"anchors: {len(anchor_rows)} instances, expected ${sum(t.cost for t in result.anchors):,.2f}"
+                      + (f"; {result.budget_left_out} left out by --budget" if result.budget_left_out else "")
+                      + "; ids with --json or --out", highlight=False)
     per, skipped, targets = result.per_benchmark, result.zero_weight_left_out, result.targets
     console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
                   f"across {len(per)} benchmarks; {skipped} selected instance(s) weigh 0 in every current fit "
@@ -106,6 +138,10 @@ def plan(
                       highlight=False)
         console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
                       highlight=False)
+
+
+def _pct(share: Optional[float]) -> str:
+    return "-" if share is None else f"{100 * share:.1f}"
 
 
 def _print_restricted_path(model: str, restricted: Optional[dict]) -> None:
@@ -149,11 +185,13 @@ def predict(
     level = report.interval_level
     table = [(p.target, 100 * p.predicted,
               f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
-              f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
-              ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else ""))
+              "" if p.coverage is None else f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
+              (f"anchors: {p.anchors}, {p.prior} prior" if p.method == "anchors" else
+               ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else "")))
              for p in report.predictions]
     print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
-                "proxy"], table, title=f"predicted agentic scores of {model} ({report.predictions[0].method})",
+                "proxy"], table, title=f"predicted agentic scores of {model} ("
+               + ", ".join(dict.fromkeys(p.method for p in report.predictions)) + ")",
                digits=1)
     restricted = sorted({b for p in report.predictions if p.restricted for b in p.sources})
     if missing:
@@ -206,12 +244,18 @@ def selections_import(
                                                 "it under.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="csv, pace-bench, or auto: a folder is pace-bench, a "
                                      "file csv.")] = "auto",
+    allow_unknown: Annotated[bool, typer.Option("--allow-unknown", help=(
+        "Import records of benchmarks or instances this warehouse has no rows for (a selection to plan and "
+        "run here first); they predict nothing until models are scored on them. Repeated records and "
+        "non-finite weights are refused either way."))] = False,
     db: DbOpt = None,
 ) -> None:
     """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
     PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict)."""
-    result = Warehouse(db).import_selections(path, name=name, fmt=fmt)
+    result = Warehouse(db).import_selections(path, name=name, fmt=fmt, allow_unknown=allow_unknown)
     if "run_id" in result:
+        for note in result["notes"]:
+            typer.echo(f"note: {note}")
         console.print(f"{result['rows']} rows -> loocv_selections run {result['run_id']}", highlight=False)
         return
     for target, n in result["targets"].items():
@@ -228,11 +272,16 @@ def export(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Reuse a folder an earlier `pace export` wrote: "
                                             "only that export's files are replaced; nothing else is touched.")]
         = False,
+    fmt: Annotated[str, typer.Option("--format", envvar="PACE_EXPORT_FORMAT", show_envvar=True,
+                                     help="parquet: every table and view; eee: per-instance scores and "
+                                          "predictions in the Every Eval Ever layout.")] = "parquet",
     db: DbOpt = None,
 ) -> None:
-    """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md."""
+    """Export tables and views as Parquet for other teams (scores partitioned by benchmark), with SCHEMA.md;
+    or the per-instance scores (and the predictions, marked as such) as Every Eval Ever files."""
     out = settings.user_path(out)
-    written = warehouse_api(db).export(out, overwrite=overwrite)
+    written = warehouse_api(db).export(out, overwrite=overwrite, format=fmt)
     for name, n in written:
-        console.print(f"{name:<22} {n:>10,} rows", highlight=False)
-    console.print(f"-> {out}/ (see {out}/SCHEMA.md)", highlight=False)
+        console.print(f"{name:<22} {n:>10,}" + (" rows" if fmt == "parquet" else ""), highlight=False)
+    console.print(f"-> {out}/ (see {out}/{'SCHEMA.md' if fmt == 'parquet' else 'README.md'})", highlight=False)
+

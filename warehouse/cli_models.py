@@ -73,7 +73,7 @@ def loocv_abs(
     csv_path, pngs = run.outputs[0], run.outputs[1:]
     if json_out:
         emit_json({"run_id": run.run_id, "seconds": run.seconds, "csv": str(csv_path), "plots": [str(p) for p in pngs],
-                   "split": split, "metrics": run.metrics, "configs": run.configs})
+                   "split": split, "metrics": run.metrics, "configs": run.configs, "notes": run.notes})
         return
     if given.get("auto_tune") and len(run.configs) <= 8:
         console.print("auto-tuned configuration per target:", highlight=False)
@@ -82,6 +82,8 @@ def loocv_abs(
                           highlight=False)
     print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"],
                [tuple(r.values()) for r in run.metrics], title=f"{run.title}  [{run.run_id}]", digits=3)
+    for note in run.notes:
+        console.print(f"note: {note}", highlight=False)
     console.print(f"{run.seconds:.1f} s; predictions -> {csv_path}; "
                   + (f"plots -> {csv_path.parent}/abs_loocv_*.png" if plots else "plots: add --plots"), highlight=False)
 
@@ -108,7 +110,7 @@ def loocv_pair(
     csv_path, png = run.outputs[0], (run.outputs[1] if len(run.outputs) > 1 else None)
     if json_out:
         emit_json({"run_id": run.run_id, "seconds": run.seconds, "csv": str(csv_path), "plot": str(png) if png else None,
-                   "metrics": run.metrics, "configs": run.configs})
+                   "metrics": run.metrics, "configs": run.configs, "notes": run.notes})
         return
     if len(run.configs) <= 8:
         for c in run.configs:
@@ -117,6 +119,8 @@ def loocv_pair(
                           highlight=False)
     print_rows(["target", "accuracy (%)", "pairs"], [tuple(r.values()) for r in run.metrics],
                title=f"{run.title}  [{run.run_id}]", digits=2)
+    for note in run.notes:
+        console.print(f"note: {note}", highlight=False)
     console.print(f"{run.seconds:.1f} s; predictions -> {csv_path}; " + (f"plot -> {png}" if png else "plot: add --plots"),
                   highlight=False)
 

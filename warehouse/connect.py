@@ -9,22 +9,32 @@ A *read-only* open cannot apply anything. It checks the fingerprint of ``sql/`` 
 brief write open first when that is possible, else the user is told to run a write command.
 
 Every way opening can fail that a user can fix (no such file, a folder that does not exist, not a
-DuckDB file, a lock held by another process) becomes a one-line :class:`UserError`.
+DuckDB file, a damaged file, a lock held by another process) becomes a one-line :class:`UserError`. A lock
+held by another process is waited for first (:func:`settings.lock_wait`: ``--wait`` / ``PACE_WAIT``, else a
+few seconds, the time a running ``pace run`` holds the file to store a batch of answers).
+
+A *sandboxed* open (``sandbox=True``: the connection that runs ad-hoc SQL, ``pace sql`` / ``pace
+shell`` / ``Warehouse.sql``) is held by DuckDB itself: extensions are never installed or loaded,
+file and network access is off except, for a write open, the lake folders ``pace`` itself writes
+there, and the configuration is locked before the first user statement (see :func:`lock_down`).
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
+import sys
+import time
 from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 
 from ingest.collapsed import is_stale, refresh_stale
-from ingest.lake import sync_lake
-from warehouse.errors import UserError
-from warehouse.settings import SQL_DIR, db_path
+from ingest.lake import sync_lake, writable_folders
+from warehouse.errors import UserError, WarehouseBusy
+from warehouse.settings import DEFAULT_LOCK_WAIT, SQL_DIR, db_path, lock_wait
 
 #: DuckDB's memory ceiling for the warehouse (beyond it, large aggregates and joins spill to disk).
 #: DuckDB's own default, 80% of the machine, let one `instance_stats` scan of 27 M rows hold 6.4 GB
@@ -34,6 +44,14 @@ DEFAULT_MEMORY_LIMIT_MIB = 4096
 
 _OBJECT = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
                      re.IGNORECASE | re.MULTILINE)
+#: Connect-time settings of a sandboxed connection. Extensions are off from the instance's start (a
+#: query never makes DuckDB fetch or load one); and because they differ from a plain open's, DuckDB
+#: never shares this instance, whose configuration is locked, with another connection of the process.
+SANDBOX_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+#: Settings ad-hoc SQL may still change under the lock: none reaches anything outside the session.
+SANDBOX_SETTINGS = ["threads", "memory_limit", "TimeZone", "Calendar", "enable_progress_bar",
+                    "preserve_insertion_order", "default_order", "default_null_order", "errors_as_json"]
+
 _LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 
 
@@ -95,9 +113,12 @@ def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
     missing = [name for kind, name in schema_objects() if (kind, name) not in present]
     if missing:
         return f"missing {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"
-    stamp = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = 'schema'").fetchall()[0][0]
+    stamp, identity = con.execute("SELECT any_value(value) FILTER (key = 'schema'), "
+                                  "any_value(value) FILTER (key = 'warehouse') FROM pace_meta").fetchone()
     if stamp != schema_fingerprint():
         return "made by another version of pace"
+    if not identity:
+        return "no warehouse id (pace_meta)"
     return None
 
 
@@ -143,25 +164,87 @@ def _checked_limit(limit: str) -> str:
     return statement
 
 
-def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _open(path: Path, read_only: bool, sandbox: bool = False,
+          wait: float | None = None) -> duckdb.DuckDBPyConnection:
     statement = _checked_limit(memory_limit())
-    con = _open_file(path, read_only)
+    con = _open_waiting(path, read_only, lock_wait() if wait is None else wait, sandbox)
     con.execute(statement)
     return con
 
 
-def _open_file(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _open_waiting(path: Path, read_only: bool, wait: float,
+                  sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+    """:func:`_open_file`, retried with backoff while another process holds the lock, for at most
+    ``wait`` seconds; when asked to wait longer than the default, one line on stderr says it waits (the
+    final error says how long it waited)."""
+    start = time.monotonic()
+    delay, said = 0.02, False
+    while True:
+        try:
+            return _open_file(path, read_only, sandbox)
+        except WarehouseBusy as exc:
+            waited = time.monotonic() - start
+            if waited >= wait:
+                if waited < 0.5:
+                    raise
+                raise WarehouseBusy(f"{exc} (waited {waited:.0f} s; --wait SECONDS or PACE_WAIT waits longer)",
+                                    exc.pid) from exc.__cause__
+            if not said and waited >= 1.0 and wait > DEFAULT_LOCK_WAIT:
+                print(f"{path} is in use by another process (PID {exc.pid}); waiting up to {wait:g} s for it ...",
+                      file=sys.stderr, flush=True)
+                said = True
+            time.sleep(min(delay * random.uniform(0.5, 1.0), max(0.0, wait - waited)))
+            delay = min(delay * 2, 0.5)
+
+
+def _open_file(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only)
+        return duckdb.connect(str(path), read_only=read_only, config=SANDBOX_CONFIG if sandbox else {})
     except duckdb.ConnectionException as exc:
+        if "different configuration" in str(exc) and sandbox:
+            raise UserError(f"{path} is open in this process by another connection (e.g. Warehouse.connect()): "
+                            "close it first; ad-hoc SQL runs on a DuckDB instance of its own, with file access "
+                            "off and its settings locked") from exc
         # This process already holds the file read-write (a library user, a test): DuckDB allows one
-        # configuration per file and process, so share that one; readers only read, writes by ad-hoc
-        # SQL are still refused by warehouse.sqlguard.
+        # configuration per file and process, so share that one (pace's readers only read).
         if read_only and "different configuration" in str(exc):
             return duckdb.connect(str(path))
-        raise UserError(describe_open_error(path, exc)) from exc
+        raise _open_error(path, exc) from exc
     except duckdb.Error as exc:
-        raise UserError(describe_open_error(path, exc)) from exc
+        raise _open_error(path, exc) from exc
+
+
+def _open_error(path: Path, exc: BaseException) -> UserError:
+    lock = _LOCK.search(str(exc))
+    message = describe_open_error(path, exc)
+    return WarehouseBusy(message, int(lock["pid"])) if lock else UserError(message)
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, writable: list[Path]) -> None:
+    """Before ad-hoc SQL runs on ``con``: DuckDB reaches no file, URL or extension, except the
+    ``writable`` folders (and the database's own files), and its configuration is locked, so no
+    SET / PRAGMA can undo that or point a log or profile file anywhere (:data:`SANDBOX_SETTINGS`
+    stay changeable). Settings are per instance: call it only on a sandboxed connection."""
+    if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+        return          # another sandboxed connection of this process to the same file locked it already
+    quoted = ", ".join(_quoted(str(folder).rstrip(os.sep) + os.sep) for folder in writable)
+    con.execute(f"SET allowed_directories = [{quoted}]")
+    con.execute(f"SET allowed_configs = [{', '.join(_quoted(name) for name in SANDBOX_SETTINGS)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+#: DuckDB's words for a file it cannot read as a database: damaged, truncated, or not one at all
+_DAMAGED = ("Corrupt database file", "Could not read enough bytes", "does not match stored checksum", "replaying WAL")
+
+
+def is_damage(message: str) -> bool:
+    """Whether a DuckDB error says the database file is damaged."""
+    return any(word in message for word in _DAMAGED)
 
 
 def describe_open_error(path: Path, exc: BaseException) -> str:
@@ -173,7 +256,9 @@ def describe_open_error(path: Path, exc: BaseException) -> str:
         return (f"{path} is in use by another process (PID {lock['pid']}, {exe}): wait for it or close it "
                 "(e.g. an open `pace shell`, a running ingest, loocv or run) and retry")
     if "not a valid DuckDB database file" in text:
-        return f"{path} is not a DuckDB database file"
+        return f"{path} is not a DuckDB database file" + _rebuild_hint(path)
+    if is_damage(text):
+        return f"{path} is damaged ({text.splitlines()[0]}){_rebuild_hint(path)}"
     if "Read-only file system" in text:
         return f"{path}: cannot open it for writing (read-only file system); read-only commands still work"
     if "Permission denied" in text:
@@ -181,6 +266,18 @@ def describe_open_error(path: Path, exc: BaseException) -> str:
     if "different configuration" in text:
         return f"{path} is already open in this process in another mode (read-only vs read-write)"
     return f"{path}: {text.splitlines()[0]}"
+
+
+def _rebuild_hint(path: Path) -> str:
+    """How to get a damaged warehouse back: from its lake, when there is one (see warehouse.doctor)."""
+    from ingest.lake import has_partitions
+    from warehouse.settings import lake_path
+
+    lake = lake_path(path)
+    if has_partitions(lake):
+        return f": `pace doctor --from-lake --db {path}` rebuilds it from its lake {lake}"
+    return (f"; `pace doctor --from-lake --db {path} --lake DIR` rebuilds it from its lake (none found at "
+            f"{lake})")
 
 
 def _require_file(path: Path) -> None:
@@ -191,8 +288,9 @@ def _require_file(path: Path) -> None:
         raise UserError(f"no warehouse at {path}{hint}: run `pace ingest PATH` first, or check --db / PACE_DB")
 
 
-def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, create: bool = True,
-            refresh_collapsed: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(db: str | os.PathLike | None = None, *, read_only: bool = False,
+            create: bool = True, refresh_collapsed: bool = True, sandbox: bool = False,
+            wait: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``db`` (see :func:`settings.db_path`).
 
     ``read_only`` opens an existing file without writing to it (other readers may open it at the
@@ -204,11 +302,26 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, cre
     Stored collapsed cells that a writer stopped before recomputing (marked, see
     :mod:`ingest.collapsed`) are recomputed first, read-only opens included (by a brief write open, as
     a migration is); ``refresh_collapsed=False`` leaves them as they are (`pace doctor` reports them).
+
+    ``sandbox`` opens the connection for ad-hoc SQL: see :func:`lock_down` (a write open may still
+    write its lake's partitions, so that the lake follows what the SQL changed).
+
+    ``wait``: seconds to wait for a lock another process holds (default :func:`settings.lock_wait`).
     """
     path = db_path(db)
+    try:
+        return _connect(path, read_only, create, refresh_collapsed, sandbox, wait)
+    except duckdb.Error as exc:
+        if is_damage(str(exc)):                 # the catalog or a block is unreadable
+            raise UserError(describe_open_error(path, exc)) from exc
+        raise
+
+
+def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
+             sandbox: bool, wait: float | None) -> duckdb.DuckDBPyConnection:
     if read_only:
         _require_file(path)
-        con = _open(path, read_only=True)
+        con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
         problem = schema_problem(con)
         if not problem and refresh_collapsed and is_stale(con):
             problem = "stored collapsed cells out of date (a writer stopped before recomputing them)"
@@ -216,7 +329,7 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, cre
             _refuse_foreign(con, path)
             con.close()
             migrate(path, problem, refresh_collapsed=refresh_collapsed)
-            con = _open(path, read_only=True)
+            con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
     else:
         if not path.exists() or path.is_dir():
             if not create or path.is_dir():
@@ -224,14 +337,18 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, cre
             if not path.parent.is_dir():
                 raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
         existed = path.exists()
-        con = _open(path, read_only=False)
+        con = _open(path, read_only=False, sandbox=sandbox, wait=wait)
         if schema_problem(con) if _has_meta(con) else True:
             if existed and not create:
                 _refuse_foreign(con, path)
             apply_schema(con)
+            if existed:
+                _stamp_lake(con)
         _repair_lake_if_pending(con)
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
+    if sandbox:
+        lock_down(con, [] if read_only else writable_folders(con))
     return con
 
 
@@ -248,10 +365,18 @@ def migrate(path: Path, problem: str, *, refresh_collapsed: bool = True) -> None
     try:
         if schema_problem(con):
             apply_schema(con)
+            _stamp_lake(con)
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
     finally:
         con.close()
+
+
+def _stamp_lake(con: duckdb.DuckDBPyConnection) -> None:
+    """After a migration: a lake from before owner stamps gets this warehouse's when it provably is its."""
+    from ingest.lake import stamp_if_provably_ours
+
+    stamp_if_provably_ours(con)
 
 
 def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:

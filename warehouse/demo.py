@@ -1,12 +1,15 @@
 """`pace demo` / `make demo`: the main flow end to end on whatever data there is.
 
-Real data if a results tree is found (results/standardized_results or $PACE_RESULTS_DIR), else a
-synthetic tree (clearly labelled) so the whole flow runs on a fresh machine. Synthetic data goes to
-its own warehouse (``demo_warehouse/pace.duckdb``) unless ``--db`` / ``PACE_DB`` names one, and
-ingest refuses to put it into a warehouse that holds real data.
+Real data when there is a results tree: ``--results DIR`` (``make demo RESULTS=DIR``), else
+``$PACE_RESULTS_DIR``, else ``results/standardized_results`` if it exists (the Pace project's layout,
+relative to the current folder). One named that does not exist is an error, never a silent switch to
+made-up data. Otherwise a synthetic tree (clearly labelled) so the whole flow runs on a fresh machine:
+it goes to its own warehouse (``demo_warehouse/pace.duckdb``) unless ``--db`` / ``PACE_DB`` names one,
+and ingest refuses to put it into a warehouse that holds real data.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ingest.lake import lake_of
@@ -15,6 +18,7 @@ from ingest.synthetic import generate_tree
 from warehouse import settings
 from warehouse.connect import connect
 from warehouse.demo_models import demo_stages
+from warehouse.errors import UserError
 from warehouse.output import console, print_rows
 
 DEMO_DATA = Path("demo_data")
@@ -25,10 +29,14 @@ def _section(title: str) -> None:
     console.rule(f"[bold]{title}")
 
 
-def find_or_make_data(seed: int) -> tuple[Path, bool]:
-    """Return (tree, is_synthetic)."""
-    root = settings.results_path()
-    if root is not None and root.is_dir():
+def find_or_make_data(seed: int, results: str | os.PathLike | None = None) -> tuple[Path, bool]:
+    """Return (tree, is_synthetic): the results tree named or found (see the module doc), else the
+    synthetic demo tree (made once)."""
+    root = settings.results_path(results)
+    if root is not None:
+        if not root.is_dir():
+            named = "--results" if results else "PACE_RESULTS_DIR"
+            raise UserError(f"{named} {root}: no such folder (a results tree <benchmark>/[<subdir>/]<Model>.csv)")
         return root, False
     if not (DEMO_DATA / "README.md").exists():
         generate_tree(DEMO_DATA, n_models=14, seed=seed)
@@ -46,12 +54,16 @@ def demo_db(explicit, synthetic: bool) -> Path:
     return settings.db_path()
 
 
-def run_demo(db: Path | None, seed: int = 0) -> None:
-    root, synthetic = find_or_make_data(seed)
+def run_demo(db: Path | None, seed: int = 0, results: str | os.PathLike | None = None) -> None:
+    root, synthetic = find_or_make_data(seed, results)
     db = demo_db(db, synthetic)
     _section("1. data")
-    console.print(f"{'SYNTHETIC tree (no results tree found)' if synthetic else 'results tree'}: {root} "
-                  f"-> warehouse {db}", highlight=False)
+    if synthetic:
+        console.print(f"SYNTHETIC tree {root} -> warehouse {db}: no results tree here ({settings.DEFAULT_RESULTS} "
+                      "does not exist and PACE_RESULTS_DIR is not set); `make demo RESULTS=DIR` or "
+                      "`pace demo --results DIR` runs it on yours", highlight=False, markup=False)
+    else:
+        console.print(f"results tree {root} -> warehouse {db}", highlight=False, markup=False)
     _section("2. ingest")
     con = connect(db)
     report = ingest_tree(con, root, lake_of(con))

@@ -1,60 +1,118 @@
 """`pace doctor`: find what has drifted and repair what can be derived again.
 
-Checked: the schema (applied on the write open that runs the doctor), lake partitions marked
-pending by a writer that was killed, every benchmark's lake partition against ``scores`` (row
-count and a content fingerprint), leftover staging / trash folders, the stored collapsed cells
-against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), and score
-files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+Checked: the schema (applied on the write open that runs the doctor), whether the lake is this
+warehouse's own (its stamp, see :mod:`ingest.lake`: a lake of another warehouse is reported and
+never touched), lake partitions marked pending by a writer that was killed, every benchmark's lake
+partition against ``scores`` (row count and a content fingerprint; a file DuckDB cannot read is a
+damaged partition), leftover staging / trash folders inside the lake, the stored collapsed cells
+against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), rows of
+two sources in the wrong one of ``scores`` / ``scores_displaced`` for the preference rule
+(``ingest.preference``), and score files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+
+:func:`rebuild_from_lake` goes the other way: a database file that is lost or damaged is rebuilt
+from its lake, the durable copy of the scores.
 """
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
+from datetime import datetime
+from pathlib import Path
 
 import duckdb
 
-from ingest import collapsed
-from ingest.lake import lake_drift, lake_of, leftovers, pending, sync_lake
-from warehouse.connect import schema_problem
+from ingest import collapsed, preference
+from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
+                         leftovers, mark_pending, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
+from warehouse.connect import connect, describe_open_error, schema_problem
+from warehouse.errors import UserError
+from warehouse.settings import lake_path
 
 
-def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True) -> dict:
-    lines, problems, repaired = [], [], []
-    lake = lake_of(con)
+def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str | os.PathLike | None = None) -> dict:
+    """Check (and with ``repair``, repair) the warehouse on ``con``. ``problems`` lists what was found,
+    ``repaired`` what was done, ``unrepaired`` what is left for the user."""
+    lines, problems, repaired, unrepaired = [], [], [], []
+    lake = lake_of(con, lake)
     schema = schema_problem(con)
     if schema:
         problems.append(f"schema: {schema}")
     marked = pending(con)
-    if marked:
-        problems.append(f"lake: a writer stopped before updating {', '.join(marked)}")
-    drift = lake_drift(con, lake)
-    for benchmark, ((n_table, _), (n_lake, _)) in drift.items():
-        problems.append(f"lake: {benchmark} has {n_lake:,} rows in the lake, {n_table:,} in scores"
-                        + (" (same count, different content)" if n_table == n_lake else ""))
-    stale = leftovers(lake)
-    if stale:
-        problems.append(f"lake: {len(stale)} leftover staging/trash folder(s) of killed writers")
+    foreign = owner_problem(con, lake)
+    drift: dict[str, tuple] = {}
+    stale: list[Path] = []
+    if foreign:
+        problems.append(f"lake: {foreign}; {NOT_OURS}")
+        unrepaired.append(problems[-1])
+        if marked:
+            problems.append(f"lake: a writer stopped before updating {', '.join(marked)} (not repaired: the lake is "
+                            "not this warehouse's)")
+    else:
+        if marked:
+            problems.append(f"lake: a writer stopped before updating {', '.join(marked)}")
+        drift = lake_drift(con, lake)
+        broken = damaged(drift)
+        for benchmark, ((n_table, _), (n_lake, _)) in drift.items():
+            if benchmark in broken:
+                problems.append(f"lake: {benchmark} is damaged: {broken[benchmark]}")
+            else:
+                problems.append(f"lake: {benchmark} has {n_lake:,} rows in the lake, {n_table:,} in scores"
+                                + (" (same count, different content)" if n_table == n_lake else ""))
+        stale = leftovers(lake)
+        if stale:
+            problems.append(f"lake: {len(stale)} leftover staging/trash folder(s) of killed writers")
+    older = older_leftovers(lake)
+    if older:
+        problems.append(f"lake: {len(older)} staging folder(s) beside the lake left by an older pace "
+                        f"({older[0].name}, ...): not removed, as another warehouse may have written them; "
+                        "delete them by hand when no pace command is running")
+        unrepaired.append(problems[-1])
     cells_stale = _collapsed_problems(con)
     problems += cells_stale
-    missing = con.execute("""
-        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+    moved = preference.drift(con)
+    problems += [f"preference: {n:,} row(s) of {benchmark} sit in the wrong one of scores / scores_displaced for "
+                 "the rule (written outside pace, or agentic_preference changed by hand)" for benchmark, n in moved.items()]
+    missing = con.execute(f"""
+        WITH present AS ({preference.PRESENT_ROWS})
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
-                                     WHEN 'inspect log' THEN 'import inspect' ELSE 'ingest' END,
+                                     WHEN 'inspect log' THEN 'import inspect'
+                                     WHEN 'openhands-index' THEN 'import openhands-index' ELSE 'ingest' END,
                count(*), sum(f.n_rows - coalesce(p.n, 0))
         FROM score_files f LEFT JOIN present p USING (path)
         WHERE coalesce(p.n, 0) <> f.n_rows GROUP BY ALL ORDER BY 1, 2""").fetchall()
     for tree, command, n_files, n_rows in missing:
-        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command != "ingest" else "")
+        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command in ("import lm-eval", "import inspect")
+                                                      else "")
         problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
                         f"`{again}` reloads them")
     if repair:
-        names = sorted(set(marked) | set(drift))
-        if names:
-            sync_lake(con, names, lake)
-            repaired.append(f"rewrote lake partitions of {', '.join(names)} from scores")
-        for path in stale:
-            shutil.rmtree(path, ignore_errors=True)
-        if stale:
-            repaired.append(f"removed {len(stale)} leftover folder(s)")
+        if moved:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                rewrite = preference.refresh(con)
+                mark_pending(con, rewrite)
+                collapsed.refresh(con)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            marked = sorted(set(marked) | rewrite)
+            repaired.append(f"moved {sum(moved.values()):,} row(s) of {', '.join(moved)} to where the preference "
+                            "rule puts them")
+        if not foreign:
+            stamped = read_stamp(lake) is None and lake.exists()
+            claim_lake(con, lake)
+            if stamped:
+                repaired.append(f"stamped {lake} as this warehouse's lake (every partition matched scores)")
+            names = sorted(set(marked) | set(drift))
+            if names:
+                sync_lake(con, names, lake)
+                repaired.append(f"rewrote lake partitions of {', '.join(names)} from scores")
+            for path in stale:                   # inside our own lake, and no writer runs: we hold the lock
+                shutil.rmtree(path, ignore_errors=True)
+            if stale:
+                repaired.append(f"removed {len(stale)} leftover folder(s)")
         if schema:
             repaired.append("applied the current schema")
         if cells_stale:
@@ -69,9 +127,11 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True) -> dict:
             repaired.append(f"recomputed the stored collapsed cells from scores ({n_cells:,} cells)")
     lines += [f"problem: {p}" for p in problems] + [f"repaired: {r}" for r in repaired]
     n_rows = con.execute("SELECT count(*) FROM scores").fetchone()[0]
-    lines.append(f"{'ok' if not problems else ('repaired' if repair else 'found problems')}: "
-                 f"{n_rows:,} score rows; lake {lake}")
-    return {"problems": problems, "repaired": repaired, "lake": str(lake), "lines": lines}
+    verdict = "ok" if not problems else "found problems" if not repair else \
+        "repaired" if not unrepaired else "repaired what it could"
+    lines.append(f"{verdict}: {n_rows:,} score rows; lake {lake}")
+    return {"problems": problems, "repaired": repaired, "unrepaired": unrepaired if repair else problems,
+            "lake": str(lake), "lines": lines}
 
 
 def _collapsed_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -82,3 +142,118 @@ def _collapsed_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
                 "or they were computed by another version of the rule)"]
     return [f"collapsed cells: {n:,} stored cell(s) of {benchmark} differ from the rule (collapsed_cells_live): "
             "scores were changed outside pace" for benchmark, n in collapsed.drift(con).items()]
+
+
+# ------------------------------------------------------------------------------------ --from-lake
+def rebuild_from_lake(db: Path, lake: str | os.PathLike | None = None) -> dict:
+    """Rebuild the warehouse file ``db`` from its lake (``lake``, else ``$PACE_LAKE``, else the
+    folder beside ``db`` named after it): only when ``db`` is missing or cannot be opened, which is
+    then moved aside (``<db>.damaged-<time>``), never deleted. The new file is built beside it and
+    moved into place when complete; it keeps the lake's warehouse id, so the lake stays its own.
+
+    Rebuilt: ``scores`` (every readable partition), a provenance row per ingested file (with no
+    checksum, so the next `pace ingest` of the tree replaces those rows instead of adding them
+    again), the roles of benchmarks new to the schema's defaults (``source``), the stored collapsed
+    cells. Not in the lake, so lost: fits, evaluation runs, aliases, families, role changes, instance
+    packs and the runner's runs and responses (the runner's scores are in the lake)."""
+    lake = lake_path(db, lake)
+    if not has_partitions(lake):
+        raise UserError(f"no lake partitions ({LAKE_TABLE}/benchmark=*/) in {lake}: nothing to rebuild {db} from; "
+                        "pass --lake DIR (or PACE_LAKE) to name the lake")
+    if db.is_dir():
+        raise UserError(f"{db} is a folder, not a warehouse file")
+    if not db.parent.is_dir():
+        raise UserError(f"folder {db.parent} does not exist: create it first, or check --db / PACE_DB")
+    _refuse_working(db)
+    built = db.with_name(f".{db.name}.rebuild-{uuid.uuid4().hex[:8]}")
+    try:
+        con = connect(built, )
+        try:
+            lines, unreadable = _fill(con, lake)
+        finally:
+            con.close()
+        aside = _set_aside(db)
+        if built.with_name(built.name + ".wal").exists():
+            os.replace(built.with_name(built.name + ".wal"), db.with_name(db.name + ".wal"))
+        os.replace(built, db)
+    except BaseException:
+        for leftover in (built, built.with_name(built.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        raise
+    if aside:
+        lines.insert(0, f"moved the damaged file aside: {aside.name} (delete it once the rebuilt warehouse serves you)")
+    lines.append(f"rebuilt {db} from {lake}" + (f"; lost with their damaged files: {', '.join(unreadable)}"
+                                                 if unreadable else ""))
+    return {"lines": lines, "problems": [f"lake: {b} is damaged: {why}" for b, why in unreadable.items()],
+            "lake": str(lake)}
+
+
+def _refuse_working(db: Path) -> None:
+    """Refuse when ``db`` opens as a warehouse (or is in use): --from-lake replaces only a lost or damaged file."""
+    if not db.exists():
+        return
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:
+        if "in use by another process" in describe_open_error(db, exc):
+            raise UserError(describe_open_error(db, exc)) from exc
+        return                                    # damaged: the rebuild replaces it (moved aside)
+    try:
+        tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() "
+                                            "WHERE database_name = current_database()").fetchall()]
+        if "scores" not in tables:
+            raise UserError(f"{db} is a DuckDB file but not a pace warehouse (no scores table): --from-lake does not "
+                            "replace it; choose another --db")
+        for table in tables:                      # every block read: a damaged one fails here
+            con.execute(f'SELECT count(*), sum(hash(t)::HUGEINT) FROM "{table}" AS t').fetchone()
+        n = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+    except duckdb.Error:
+        return                                    # damaged
+    finally:
+        con.close()
+    raise UserError(f"{db} opens and holds {n:,} score rows: --from-lake rebuilds only a lost or damaged warehouse; "
+                    "move it away first to rebuild it anyway")
+
+
+def _set_aside(db: Path) -> Path | None:
+    if not db.exists():
+        return None
+    aside = db.with_name(f"{db.name}.damaged-{datetime.now():%Y%m%d-%H%M%S}")
+    os.replace(db, aside)
+    wal = db.with_name(db.name + ".wal")
+    if wal.exists():
+        os.replace(wal, aside.with_name(aside.name + ".wal"))
+    return aside
+
+
+def _fill(con: duckdb.DuckDBPyConnection, lake: Path) -> tuple[list[str], dict[str, str]]:
+    """Load ``scores`` from the readable partitions of ``lake`` into the new warehouse on ``con``."""
+    from ingest.lake import lake_benchmarks
+
+    stamp = read_stamp(lake)
+    if stamp and stamp.get("warehouse"):
+        con.execute("INSERT OR REPLACE INTO pace_meta VALUES (?, ?)", [ID_KEY, stamp["warehouse"]])
+    unreadable = damaged(lake_drift(con, lake))           # scores is empty: every partition differs
+    readable = sorted(lake_benchmarks(lake) - set(unreadable))
+    con.execute("BEGIN TRANSACTION")
+    for benchmark in readable:
+        glob = str(lake / LAKE_TABLE / f"benchmark={benchmark}" / "*.parquet").replace("'", "''")
+        con.execute(f"""INSERT INTO scores BY NAME
+                        SELECT * FROM read_parquet('{glob}', hive_partitioning = true, hive_types_autocast = false,
+                                                   union_by_name = true)
+                        ORDER BY model, subdir, instance_id""")
+    con.execute("""
+        INSERT INTO score_files (path, sha256, model, file_model, benchmark, subdir, n_rows, n_duplicates,
+                                 n_null_scores, layout, ingested_at)
+        SELECT source_ref, '', any_value(model), any_value(model), any_value(benchmark), any_value(subdir),
+               count(*), 0, count(*) FILTER (score IS NULL), 'rebuilt from the lake', max(recorded_at)
+        FROM scores WHERE origin = 'ingest' GROUP BY source_ref""")
+    con.execute("""INSERT INTO benchmarks SELECT DISTINCT benchmark, 'source' FROM scores
+                   WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
+    collapsed.refresh(con)
+    con.execute("COMMIT")
+    remember_lake(con, lake)
+    if stamp is None and not unreadable:
+        claim_lake(con, lake)                     # a lake from before stamps: it now provably matches
+    n_rows, n_models = con.execute("SELECT count(*), count(DISTINCT model) FROM scores").fetchone()
+    return [f"loaded {n_rows:,} score rows of {n_models} models from {len(readable)} lake partitions"], unreadable

@@ -3,7 +3,7 @@ result rows go back as Arrow tables into the loocv_* tables.
 
 One path for every method and for ``pace fit`` (:mod:`warehouse.fit`):
 
-1. ``eval_folds(split, targets)`` (sql/034) gives the folds: fold -> held-out models (split 'all' is the
+1. ``eval_folds(split, targets)`` (sql/038_eval_folds.sql) gives the folds: fold -> held-out models (split 'all' is the
    one fold holding nothing out: the fit);
 2. the cells of every known model are read once (``fold_cells`` / ``fold_target_cells`` of the fold 'all',
    :func:`warehouse.matrices.build_matrices`); a fold's inputs are their rows in its ``fold_models`` order
@@ -62,7 +62,7 @@ class EvalRequest:
 
 
 def split_folds(con: duckdb.DuckDBPyConnection, split: str) -> list[tuple[str, str]]:
-    """(fold, model) rows of ``split`` (sql/033_split_folds.sql), in fold then model order."""
+    """(fold, model) rows of ``split`` (sql/037_split_folds.sql), in fold then model order."""
     if not re.match(SPLIT_PATTERN, split or ""):
         raise ValueError(f"--split {split!r} is not one of: loo, family, low-K, high-K, kfold-K "
                          "(K a positive integer)")

@@ -15,22 +15,26 @@ from pathlib import Path
 
 import duckdb
 
+from eval_runners.secrets import CREDENTIAL_PATTERNS
 from warehouse.connect import sql_files
 from warehouse.outputs import output_run, require_empty_or_ours
 from warehouse.spark_sql import spark_script
 
 GROUP = "export"
-TABLES = ["benchmarks", "model_aliases", "model_families", "score_files", "collapsed_cells", "proxy_fits",
-          "proxy_weights", "proxy_leaves", "proxy_ability_instances", "loocv_runs", "loocv_folds", "loocv_predictions",
-          "loocv_selections", "loocv_configs", "loocv_pair_predictions"]
+TABLES = ["benchmarks", "model_aliases", "model_holds", "model_families", "score_files", "collapsed_cells",
+          "source_leaves", "proxy_fits", "proxy_weights", "proxy_leaves", "proxy_ability_instances", "loocv_runs",
+          "loocv_folds", "loocv_predictions", "loocv_selections", "loocv_configs", "loocv_pair_predictions",
+          "scores_displaced", "agentic_runs", "model_metadata", "reported_scores", "agentic_preference",
+          "anchor_fits", "anchor_items", "anchor_grid", "anchor_curve", "anchor_priors", "anchor_factors"]
 # The user-facing views: the one list of them. Each is exported (materialised), described in
 # SCHEMA.md, written to spark/views.sql by sqlglot and checked against DuckDB on Spark by
 # tests/warehouse/test_spark_views.py. A new view meant for users goes here; a view that only
 # pace itself uses goes in INTERNAL_VIEWS (tests check that every view in sql/ is in one of them).
 VIEWS = ["models", "target_means", "coverage", "model_ability", "instance_stats", "instance_target_corr",
-         "collapsed_cells_live", "collapsed_scores", "source_ability", "model_family",
-         "current_fits", "restricted_fits", "proxy_instances", "predictions", "pair_predictions", "loocv_metrics",
-         "loocv_pair_metrics", "loocv_abs_pair_metrics"]
+         "collapsed_cells_live", "source_leaves_live", "collapsed_scores", "source_ability", "model_sources",
+         "model_family", "current_fits", "restricted_fits", "proxy_instances", "fit_predictions", "source_predictions",
+         "current_anchor_fits", "anchor_prior", "anchor_estimates", "predictions", "pair_predictions", "loocv_metrics", "loocv_pair_metrics", "loocv_abs_pair_metrics", "target_instances",
+         "instance_costs", "target_rows_by_source", "target_sources", "source_disagreements", "anchor_costs"]
 INTERNAL_VIEWS: list[str] = []
 # User views that cannot mean the same on Spark, with the reason (left out of spark/views.sql, the
 # reason written in its header; the Spark test skips them). Empty: every view in VIEWS runs there.
@@ -41,14 +45,6 @@ NOT_FOR_SPARK: dict[str, str] = {}
 # check), and text is scrubbed of anything shaped like a credential on the way out.
 RUNNER_TABLES = ["runs", "responses", "runner_calls", "instances"]
 _RUNNER_DROP = {"instances": {"asset_root"}, "runs": {"pid", "host", "pid_started", "heartbeat_at"}}
-_SECRET_PATTERNS = [
-    (r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+", r"\1***"),
-    (r"\bsk-[A-Za-z0-9_-]{20,}", "sk-***"),                   # OpenAI / Anthropic style keys
-    (r"(?i)(\"(?:api[_-]?key|x-api-key|authorization|access[_-]?token|token|secret|password)\"\s*:\s*)\"[^\"]*\"",
-     r'\1"***"'),
-    (r"(?i)([?&](?:api[_-]?key|key|token|access_token|sig|signature)=)[^&\s\"']+", r"\1***"),
-    (r"(://)[^/@\s\"']+@", r"\1"),
-]
 
 _CREATE = re.compile(r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.I | re.M)
 _ALTER = re.compile(r"^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.I | re.M)
@@ -95,9 +91,10 @@ def schema_docs() -> dict[str, dict]:
 
 
 def scrubbed(expression: str) -> str:
-    """SQL that removes credential-shaped text (bearer tokens, sk-... keys, "api_key": "..." fields,
-    key= query parameters, user:password@ in URLs) from a text ``expression``."""
-    for pattern, replacement in _SECRET_PATTERNS:
+    """SQL that removes credential-shaped text from a text ``expression``: the patterns the runner
+    removes before storing anything (:data:`eval_runners.secrets.CREDENTIAL_PATTERNS`), applied again
+    on the way out for rows stored before a pattern existed."""
+    for pattern, replacement in CREDENTIAL_PATTERNS:
         pattern, replacement = pattern.replace("'", "''"), replacement.replace("'", "''")
         expression = f"regexp_replace({expression}, '{pattern}', '{replacement}', 'g')"
     return expression

@@ -1,6 +1,6 @@
 """`pace fit`: fit each target's proxy on every model with target scores and store it as rows.
 
-The stored rows are the predictor: ``predictions`` (sql/057) recomputes a model's prediction from
+The stored rows are the predictor: ``predictions`` (sql/061_predictions.sql, over sql/060_fit_predictions.sql) recomputes a model's prediction from
 its score rows and ``proxy_weights`` with plain SQL. For ``default`` the rows reproduce the fitted
 model's own in-sample predictions exactly; for ``compat`` (zeros for missing data, a fallback to the
 mean instead of a clamp, spec §14.1) the gap is measured and reported.
@@ -85,6 +85,8 @@ class FitReport:
     oor_lo: dict[str, float] = field(default_factory=dict)          # out-of-range interval offsets (logits)
     oor_hi: dict[str, float] = field(default_factory=dict)
     trained_on: dict[str, list[str]] = field(default_factory=dict)  # per target, the models with its scores
+    anchors: dict[str, tuple[int, int]] = field(default_factory=dict)  # target -> (models, instances) of its
+                                                                     # anchors item model (warehouse.anchors)
 
 
 def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarray]) -> str:
@@ -124,7 +126,7 @@ def _residuals(actual: np.ndarray, pred: np.ndarray, link: str) -> np.ndarray:
     return actual - pred
 
 
-#: the views split_folds reads (sql/033): each derives its rows from every score row
+#: the views split_folds reads (sql/037_split_folds.sql): each derives its rows from every score row
 _SPLIT_INPUTS = ("target_means", "model_family", "source_ability")
 
 

@@ -12,6 +12,11 @@ run of the group
 * then moves its files into place, and deletes the group's previous files that it did not rewrite
   (e.g. the plot of a target no longer evaluated), only if they are still byte-identical to what
   was written, so no stale output is left looking current.
+
+A run holds a lock on ``.pace-staging-<id>.lock`` beside its staging folder for as long as it lives
+(``flock``: the system drops it when the process ends, even by ``kill -9``). The next run into the
+folder removes the staging folders whose lock is free, i.e. whose run was killed, and never one of a
+run still going.
 """
 from __future__ import annotations
 
@@ -27,7 +32,13 @@ from typing import Iterator
 
 from warehouse.errors import UserError
 
+try:
+    import fcntl
+except ImportError:              # not on a POSIX system: leftover staging folders stay (and are ignored)
+    fcntl = None
+
 MANIFEST = ".pace-outputs.json"
+STAGING_PREFIX = ".pace-staging-"
 
 
 def _sha256(path: Path) -> str:
@@ -76,13 +87,64 @@ def output_run(folder: Path, group: str, *, note: str = "") -> Iterator[Path]:
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{folder} exists and is not a folder")
     folder.mkdir(parents=True, exist_ok=True)
-    staging = folder / f".pace-staging-{uuid.uuid4().hex[:8]}"
+    with staging_run(folder) as staging:
+        yield staging
+        commit(folder, staging, group, note=note)
+
+
+@contextmanager
+def staging_run(folder: Path) -> Iterator[Path]:
+    """A new staging folder in ``folder``, locked for this run (see the module doc), removed at the
+    end; staging folders of killed runs are removed first."""
+    remove_dead_staging(folder)
+    staging = folder / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
+    lock = _locked(staging)
     staging.mkdir()
     try:
         yield staging
-        commit(folder, staging, group, note=note)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        _lock_path(staging).unlink(missing_ok=True)
+        if lock is not None:
+            lock.close()
+
+
+def _lock_path(staging: Path) -> Path:
+    return staging.with_name(staging.name + ".lock")
+
+
+def _locked(staging: Path):
+    """The open lock file of ``staging``, locked before it appears under its name (so a lock file
+    that can be seen is always held while its run lives)."""
+    if fcntl is None:
+        return None
+    tmp = staging.with_name(staging.name + ".lock.tmp")
+    handle = tmp.open("w")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    os.replace(tmp, _lock_path(staging))
+    return handle
+
+
+def remove_dead_staging(folder: Path) -> list[Path]:
+    """Remove the staging folders in ``folder`` whose run was killed (their lock is free)."""
+    removed = []
+    if fcntl is None or not folder.is_dir():
+        return removed
+    for lock_path in sorted(folder.glob(f"{STAGING_PREFIX}*.lock")):
+        try:
+            handle = lock_path.open("a")
+        except OSError:
+            continue
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue                        # its run is alive
+            staging = lock_path.with_name(lock_path.name[: -len(".lock")])
+            shutil.rmtree(staging, ignore_errors=True)
+            lock_path.unlink(missing_ok=True)
+            removed.append(staging)
+    return removed
 
 
 def check_names(folder: Path, group: str, names: list[str]) -> None:
@@ -136,7 +198,7 @@ def require_empty_or_ours(folder: Path, group: str, overwrite: bool) -> None:
     entries = _visible_entries(folder) if folder.exists() else []
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{folder} exists and is not a folder")
-    entries = [p for p in entries if not p.name.startswith(".pace-staging-")]
+    entries = [p for p in entries if not p.name.startswith(STAGING_PREFIX)]
     if entries and not overwrite:
         recorded = owned_files(folder, group)
         kind = "an earlier export" if recorded else "files this command did not write"

@@ -5,7 +5,9 @@ relative to the current directory.
 """
 from __future__ import annotations
 
+import math
 import os
+from contextvars import ContextVar
 from pathlib import Path
 
 from models.common.folds import KFOLD_ABOVE
@@ -31,11 +33,18 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def lake_path(db: str | os.PathLike, explicit: str | os.PathLike | None = None) -> Path:
-    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a ``lake/`` folder beside the database.
+    """The Parquet lake: ``explicit`` > ``$PACE_LAKE`` > a folder beside the database named after it:
+    ``lake/`` for ``pace.duckdb``, ``NAME.lake/`` for ``NAME.duckdb`` (so two warehouses in one folder
+    never share a lake).
 
     (Commands that open the warehouse prefer the lake recorded in it: see ``ingest.lake.lake_of``.)"""
     chosen = explicit or os.environ.get("PACE_LAKE")
-    return user_path(chosen) if chosen else user_path(db).resolve().parent / "lake"
+    if chosen:
+        return user_path(chosen)
+    db = user_path(db).resolve()
+    if db.name == DEFAULT_DB:
+        return db.parent / "lake"
+    return db.with_suffix(".lake") if db.suffix == ".duckdb" else db.with_name(db.name + ".lake")
 
 
 def explicit_lake(explicit: str | os.PathLike | None = None) -> Path | None:
@@ -84,11 +93,41 @@ def kfold_above() -> int:
 
 
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:
-    """The default results tree: ``explicit`` > ``results/standardized_results`` if it exists >
-    ``$PACE_RESULTS_DIR``. ``None`` when nothing is found (the caller explains how to get data)."""
-    if explicit:
-        return user_path(explicit)
-    if DEFAULT_RESULTS.is_dir():
-        return DEFAULT_RESULTS
-    env = os.environ.get("PACE_RESULTS_DIR")
-    return user_path(env) if env else None
+    """The results tree: ``explicit`` > ``$PACE_RESULTS_DIR`` > ``results/standardized_results`` when
+    it exists. ``None`` when nothing is found (the caller explains how to get data)."""
+    chosen = explicit or os.environ.get("PACE_RESULTS_DIR")
+    if chosen:
+        return user_path(chosen)
+    return DEFAULT_RESULTS if DEFAULT_RESULTS.is_dir() else None
+
+WAIT_ENV = "PACE_WAIT"
+#: seconds every open waits for a lock another process holds, when neither ``--wait`` nor
+#: ``$PACE_WAIT`` says: a running ``pace run`` holds the file for a moment per batch of answers
+DEFAULT_LOCK_WAIT = 5.0
+#: seconds a bare ``--wait`` (no number) waits
+WAIT_FLAG_DEFAULT = 600.0
+#: the ``--wait`` of the command line being run (set by ``warehouse.cli.main``; wins over the variable)
+wait_flag: ContextVar[float | None] = ContextVar("pace_wait_flag", default=None)
+
+
+def seconds(value: str, what: str) -> float:
+    """A number of seconds >= 0 as typed (``what`` names the flag or variable in the error)."""
+    try:
+        n = float(value.strip())
+    except ValueError:
+        n = -1.0
+    if not math.isfinite(n) or n < 0:
+        from warehouse.errors import UserError
+
+        raise UserError(f"{what}={value!r} is not a number of seconds >= 0 (e.g. {what}=30)")
+    return n
+
+
+def lock_wait() -> float:
+    """How long opening the warehouse waits for another process's lock: ``--wait`` >
+    ``$PACE_WAIT`` > :data:`DEFAULT_LOCK_WAIT` seconds."""
+    flag = wait_flag.get()
+    if flag is not None:
+        return flag
+    value = os.environ.get(WAIT_ENV, "").strip()
+    return seconds(value, WAIT_ENV) if value else DEFAULT_LOCK_WAIT

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import duckdb
 
-from warehouse.errors import UserError
-from warehouse.output import console, print_rows
-from warehouse.sqlguard import before_write, check_statements
+from warehouse.output import console, err_console, print_rows
+from warehouse.sqlguard import before_write, explain
 
 
-def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False) -> None:
-    """Read statements until .quit / EOF. Without ``write`` only reading statements run."""
+def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False) -> int:
+    """Read statements until .quit / EOF and run them on ``con`` (opened by the caller: sandboxed, and
+    read-only unless ``write``). Returns how many statements failed or were refused."""
     try:
         import readline  # noqa: F401  (line editing and history where available)
     except ImportError:
@@ -19,6 +19,7 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False
                   + ("" if write else " Read-only (pace shell --write to change data)."),
                   highlight=False)
     buffer: list[str] = []
+    failed = 0
     while True:
         try:
             line = input("pace> " if not buffer else "  ..> ") if stdin is None else stdin.readline()
@@ -36,12 +37,15 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False
             continue
         statement, buffer = "\n".join(buffer), []
         try:
-            check_statements(con, statement, write=write)
             if write:
                 before_write(con, statement)        # recomputed when the shell ends (sqlguard.after_write)
             rel = con.sql(statement)
-        except (duckdb.Error, UserError) as exc:
-            console.print(f"error: {exc}", highlight=False, markup=False, style="red")
+            result = None if rel is None else (rel.columns, rel.fetchall())
+        except duckdb.Error as exc:
+            failed += 1
+            err_console.print(f"error: {explain(exc, write=write)}", highlight=False, markup=False, style="red",
+                              soft_wrap=True)
             continue
-        if rel is not None:
-            print_rows(rel.columns, rel.fetchall(), max_rows=100)
+        if result is not None:
+            print_rows(*result, max_rows=100)
+    return failed

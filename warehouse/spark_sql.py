@@ -26,7 +26,7 @@ from warehouse.connect import sql_files
 READ, WRITE = "duckdb", "spark"
 EXPORT_VARIABLE = "pace_export"          # ${pace_export}: the export folder, set by the caller
 _VIEW = re.compile(r"^CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\b", re.I | re.M)
-_SCALAR_MACRO = re.compile(r"^CREATE\s+OR\s+REPLACE\s+MACRO\s+(\w+)\s*\(([^)]*)\)\s+AS\s+(?!TABLE\b)(.*?);?\s*$",
+_SCALAR_MACRO = re.compile(r"^CREATE\s+OR\s+REPLACE\s+MACRO\s+(\w+)\s*\(([^)]*)\)\s+AS\s+(?!TABLE\b)(.*?);?\s*\Z",
                            re.I | re.S | re.M)
 # names sqlglot makes up when it rewrites a construct (QUALIFY -> _w, subqueries -> _t / _q / _u ...)
 _HELPER = re.compile(r"(?<![\w.`'])_[a-z](?:_\d+)?\b")
@@ -64,8 +64,9 @@ def scalar_macros() -> dict[str, tuple[tuple[str, ...], exp.Expression]]:
 
 
 def expand_macros(tree: exp.Expression) -> exp.Expression:
-    """``tree`` with every call of a ``sql/`` scalar macro replaced by the macro's body (its parameters
-    replaced by the parenthesised arguments), calls inside the arguments or the bodies included."""
+    """``tree`` with every call of a ``sql/`` scalar macro replaced by the parenthesised macro body (its
+    parameters replaced by the parenthesised arguments), calls inside the arguments or the bodies included.
+    The body keeps its parentheses: ``y * anchor_log_p(z, s)`` must not become ``y * ln(1 - s) + ...``."""
     macros = scalar_macros()
 
     def call(node: exp.Expression) -> exp.Expression:
@@ -75,8 +76,9 @@ def expand_macros(tree: exp.Expression) -> exp.Expression:
         if len(params) != len(node.expressions):
             raise NotTranspilable(f"{node.name}() takes {len(params)} arguments, not {len(node.expressions)}")
         args = dict(zip(params, node.expressions))
-        return body.copy().transform(lambda n: exp.Paren(this=args[n.name].copy())
-                                     if isinstance(n, exp.Column) and not n.table and n.name in args else n)
+        return exp.Paren(this=body.copy().transform(lambda n: exp.Paren(this=args[n.name].copy())
+                                                    if isinstance(n, exp.Column) and not n.table and n.name in args
+                                                    else n))
 
     while any(isinstance(n, exp.Anonymous) and n.name.lower() in macros for n in tree.walk()):
         tree = tree.transform(call)

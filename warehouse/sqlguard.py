@@ -1,9 +1,13 @@
-"""What ad-hoc SQL (`pace sql`, `pace shell`) may run without ``--write``.
+"""Ad-hoc SQL (`pace sql`, `pace shell`, ``Warehouse.sql``): what a refusal means, in one line, and
+keeping the lake and the stored collapsed cells in step after ``--write``.
 
-Read-only is enforced twice: the warehouse is opened read-only (DuckDB itself refuses INSERT,
-DELETE, DROP, ... on it), and statements that could change anything else are refused before they
-run: ATTACH (a read-write attach of another file), COPY / EXPORT (write files), INSTALL / LOAD
-(fetch and load extensions), CREATE (even a temporary object), and every data-changing statement.
+What the SQL may do is enforced by DuckDB, not here: the connection
+(``warehouse.connect.connect(..., sandbox=True)``) opens the file read-only unless ``--write``, has
+file, URL and extension access off (with ``--write``: except the lake folders pace writes) and its
+configuration locked. DuckDB then refuses whatever would write the warehouse, reach a file, or change
+a setting that could, however the statement is spelled; so no list of statements is checked here.
+What stays is what DuckDB cannot know: whether a statement may change ``scores`` (so the stored
+collapsed cells are marked stale before it runs) and how to explain a refusal.
 """
 from __future__ import annotations
 
@@ -13,8 +17,8 @@ from ingest.collapsed import mark_stale, refresh_stale
 from ingest.lake import lake_drift, sync_lake
 from warehouse.errors import UserError
 
-#: statement types that only read (SET / RESET / USE change session settings, nothing stored;
-#: MULTI is what PIVOT parses to; TRANSACTION is BEGIN / COMMIT)
+#: statement types that change nothing stored (SET / RESET / USE change session settings; MULTI is
+#: what PIVOT parses to; TRANSACTION is BEGIN / COMMIT): they do not mark the collapsed cells stale
 READ_ONLY = {"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET", "MULTI", "TRANSACTION"}
 
 
@@ -34,15 +38,18 @@ def before_write(con: duckdb.DuckDBPyConnection, query: str) -> None:
         mark_stale(con)
 
 
-def check_statements(con: duckdb.DuckDBPyConnection, query: str, *, write: bool) -> None:
-    """Raise :class:`UserError` if ``query`` holds a statement that needs ``--write``."""
-    if write:
-        return
-    for kind in statement_types(con, query):
-        if kind not in READ_ONLY:
-            kind = "INSTALL / LOAD" if kind == "LOAD" else kind     # DuckDB parses INSTALL as a LOAD statement
-            raise UserError(f"{kind} statements change the warehouse or write files, and this is read-only: "
-                            "add --write to run it")
+def explain(exc: BaseException, *, write: bool) -> str:
+    """One line for a statement DuckDB refused or could not run, saying what would help."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    if "read-only mode" in line and not write:
+        return f"{line}; the warehouse is open read-only: add --write to run it"
+    if "disabled by configuration" in line or "disabled through configuration" in line:
+        return (f"{line} (ad-hoc SQL reaches no file, URL or extension outside the warehouse; "
+                "`pace export` writes Parquet for other tools)")
+    if "configuration has been locked" in line:
+        return f"{line} (settings that could reach outside the warehouse are locked for ad-hoc SQL)"
+    return line
 
 
 def after_write(con: duckdb.DuckDBPyConnection) -> None:

@@ -15,7 +15,7 @@ coordinate of its standardised leaf vector on ``v`` over the leaves it has:
     theta(i) = sum_l v_l s_il / sum_l v_l^2      (l over the leaves model i has; s standardised)
 
 so models that ran different subsets of the benchmarks stay comparable, and the formula is plain
-enough to recompute in SQL (sql/057_predictions.sql). The sign is fixed so that higher leaf means
+enough to recompute in SQL (sql/061_predictions.sql). The sign is fixed so that higher leaf means
 give a higher ability.
 """
 from __future__ import annotations

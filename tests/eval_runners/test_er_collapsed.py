@@ -1,14 +1,16 @@
-"""`pace run` keeps the stored collapsed cells equal to their rule: it marks them stale before the first
-call and recomputes them after the last; a run killed in between leaves the mark, and the next open
-recomputes."""
+"""`pace run` keeps the stored collapsed cells equal to their rule and the lake in step with `scores`
+after every batch it stores: each batch's transaction recomputes the cells and marks the lake, which is
+rewritten right after. A run killed before a batch's commit loses that batch only (nothing half
+written); one killed between the commit and the lake leaves the mark, and the next write open finishes."""
 import pytest
 
-import eval_runners.run
+import eval_runners.writes
 from er_helpers import KEY, aime_pack, aime_plan, aime_script
 from eval_runners.packs import import_pack
 from eval_runners.run import RunOptions, run_plan
 from eval_runners.secrets import Credentials
 from ingest import collapsed
+from ingest.lake import lake_drift, pending
 from tests.helpers import Killed, kill_at
 from warehouse.connect import connect
 
@@ -49,13 +51,27 @@ def test_a_run_recomputes_the_cells_it_changed(db, chat_server):
     assert collapsed.drift(con) == {} and not collapsed.is_stale(con)
 
 
-def test_a_run_killed_before_recomputing_is_finished_by_the_next_open(db, chat_server, monkeypatch):
-    con = connect(db)
-    kill_at(monkeypatch, eval_runners.run, "refresh_collapsed_stale")
+def test_a_run_killed_between_commit_and_lake_is_finished_by_the_next_open(db, chat_server, monkeypatch):
+    con = connect(db, )
+    kill_at(monkeypatch, eval_runners.writes, "sync_lake")
     with pytest.raises(Killed):
         _run(con, chat_server)
-    assert collapsed.is_stale(con) and _cells(con) == set()      # rows committed, cells not recomputed yet
+    assert _cells(con) == {CELL} and not collapsed.is_stale(con)     # committed with the rows
+    assert pending(con) == ["aime25"]                                # the lake step is marked, not done
     con.close()
-    con = connect(db, read_only=True)
-    assert _cells(con) == {CELL}
-    assert collapsed.drift(con) == {} and not collapsed.is_stale(con)
+    monkeypatch.undo()
+    con = connect(db, )                                    # a write open finishes it
+    assert pending(con) == [] and lake_drift(con) == {}
+    con.close()
+
+
+def test_a_run_killed_inside_a_batch_leaves_nothing_half_written(db, chat_server, monkeypatch):
+    con = connect(db, )
+    kill_at(monkeypatch, eval_runners.writes, "refresh_collapsed")
+    with pytest.raises(Killed):
+        _run(con, chat_server)
+    assert con.execute("SELECT count(*) FROM scores WHERE model = 'm1'").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM runner_calls").fetchone()[0] == 0
+    assert _cells(con) == set() and collapsed.drift(con) == {} and not collapsed.is_stale(con)
+    assert pending(con) == []
+    con.close()

@@ -14,6 +14,7 @@ from er_helpers import KEY, aime_pack, aime_plan, aime_script
 from eval_runners.packs import import_pack
 from eval_runners.plan import write_plan_csv
 from warehouse.connect import connect
+from warehouse.errors import UserError
 
 
 def _setup(tmp_path, n):
@@ -40,6 +41,19 @@ def _env():
     return env
 
 
+def _stored(db):
+    """(answers stored, score rows) as a reader sees them while a run may be working."""
+    try:
+        con = connect(db, read_only=True)
+    except UserError:                        # the run is storing a batch right now
+        return None
+    try:
+        return con.execute("""SELECT (SELECT count(*) FROM responses WHERE error IS NULL),
+                                     (SELECT count(*) FROM scores)""").fetchone()
+    finally:
+        con.close()
+
+
 def test_kill9_midway_then_resume(tmp_path, chat_server):
     n, fast = 10, 4
     db, plan, prices = _setup(tmp_path, n)
@@ -57,7 +71,9 @@ def test_kill9_midway_then_resume(tmp_path, chat_server):
     while time.time() < deadline and not (sum(srv.answered.values()) == fast and len(srv.requests) >= fast + 2):
         time.sleep(0.05)
     assert sum(srv.answered.values()) == fast
-    time.sleep(0.8)                          # let the last answers be committed
+    # the run holds no lock between its batches: watch (read-only) until the answers are committed
+    while time.time() < deadline and _stored(db) != (fast, fast):
+        time.sleep(0.05)
     p.send_signal(signal.SIGKILL)
     out1, err1 = p.communicate(timeout=10)
     assert p.returncode == -signal.SIGKILL

@@ -356,7 +356,13 @@ def test_old_warehouse_migrated_forward(tmp_path, chat_server):
 # ------------------------------------------------------------------------------ CLI validation
 def _cli(args, env=None):
     from warehouse.cli import app
-    return CliRunner().invoke(app, args, env={"PACE_DB": None, "API_KEY": None, "BASE_URL": None, **(env or {})})
+    from warehouse.errors import audience
+
+    speaking = audience.set("cli")              # as warehouse.cli.main does: errors name the flags
+    try:
+        return CliRunner().invoke(app, args, env={"PACE_DB": None, "API_KEY": None, "BASE_URL": None, **(env or {})})
+    finally:
+        audience.reset(speaking)
 
 
 @pytest.fixture

@@ -156,7 +156,7 @@ def test_ids_that_the_leaf_does_not_know_are_reported_and_strict_refuses(wh, tmp
     write_run(out, "mmlu_sub", [sample(0, {"qid": "x1"}, {"acc": 1.0}), sample(1, {"qid": "x2"}, {"acc": 0.0})])
     (tmp_path / "m.toml").write_text('[tasks.mmlu_sub]\nbenchmark = "src"\nsubdir = "leaf_a"\nmetric = "acc"\n')
     before = _state(wh, tmp_path / "lake")
-    with pytest.raises(IngestError, match="--strict: 1 anomalies"):
+    with pytest.raises(IngestError, match="strict=True: 1 anomalies"):
         import_results(wh, "lm-eval", out, tmp_path / "m.toml", lake=tmp_path / "lake", strict=True)
     assert _state(wh, tmp_path / "lake") == before
     report = import_results(wh, "lm-eval", out, tmp_path / "m.toml", lake=tmp_path / "lake")
@@ -169,7 +169,7 @@ def test_the_model_comes_from_the_flag_the_map_or_the_results_file(wh, tmp_path)
     out = tmp_path / "anon"
     write_run(out, "mmlu_sub", [sample(0, {"qid": "x1"}, {"acc": 1.0})], model=None)
     (tmp_path / "m.toml").write_text(MAP)
-    with pytest.raises(IngestError, match="cannot tell which model.*--model NAME"):
+    with pytest.raises(IngestError, match="cannot tell which model.*model=NAME"):
         import_results(wh, "lm-eval", out, tmp_path / "m.toml", lake=tmp_path / "lake")
     import_results(wh, "lm-eval", out, tmp_path / "m.toml", lake=tmp_path / "lake", model="M3")
     (tmp_path / "m.toml").write_text('model = "M4"\n' + MAP)
@@ -260,7 +260,7 @@ def test_the_readmes_example_maps_are_valid(tmp_path):
     from tests.conftest import REPO
 
     blocks = re.findall(r"```toml\n(# (\S+)\.toml:.*?)```", (REPO / "README.md").read_text(), re.S)
-    assert sorted(kind for _, kind in blocks) == ["inspect", "lm-eval"]
+    assert sorted(kind for _, kind in blocks) == ["helm", "inspect", "lm-eval"]
     for text, kind in blocks:
         (tmp_path / f"{kind}.toml").write_text(text)
         assert load_map(tmp_path / f"{kind}.toml", kind).tasks

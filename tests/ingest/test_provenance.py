@@ -155,12 +155,11 @@ def test_a_kill_between_commit_and_lake_swap_is_repaired_on_the_next_open(tmp_pa
     monkeypatch.undo()
     con = connect(db)                                                     # any write open finishes the swap
     assert lake_drift(con, tmp_path / "lake") == {}
-    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".lake.staging-")]
-    assert leftovers                                                      # the killed writer's staging folder
+    assert list((tmp_path / "lake" / ".staging").iterdir())             # the killed writer's staging folder
     con.close()
     doctor = run_pace("doctor", "--db", db)
     assert doctor.exit_code == 0 and "leftover" in doctor.stdout
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lake.staging-")]
+    assert not list((tmp_path / "lake" / ".staging").iterdir())
 
 
 def test_home_in_pace_db_is_expanded(tmp_path, monkeypatch):
@@ -170,7 +169,7 @@ def test_home_in_pace_db_is_expanded(tmp_path, monkeypatch):
     home.mkdir()
     result = run_pace("ingest", tree, "--no-progress", env={"HOME": home, "PACE_DB": "~/x.duckdb"})
     assert result.exit_code == 0, result
-    assert (home / "x.duckdb").is_file() and (home / "lake" / "scores").is_dir()
+    assert (home / "x.duckdb").is_file() and (home / "x.lake" / "scores").is_dir()      # its own lake
     assert not (tmp_path / "~").exists()
 
 

@@ -25,6 +25,7 @@ SELF = PROJECT["project"]["name"]
 COMPANIONS = {
     "spark": "spark/views.sql of `pace export` runs on Spark (the tests run it on a local SparkSession)",
     "polars": "reads the export (documented in the README; the tests read it with polars)",
+    "browser": "the report's browser test drives Chromium with Playwright (tests/browser.py)",
 }
 #: test-extra entries the tests do not import: tools run by `make test` or by a test
 TOOLS = {"ruff": "lints in `make test`", "pytest-xdist": "runs `make test` on TEST_WORKERS processes",

@@ -66,7 +66,7 @@ def test_read_only_refuses_every_write_and_writes_nothing(fitted):
                        (lambda: wh.sql("DELETE FROM scores", write=True), "opening for writing")):
         with pytest.raises(UserError, match=f"opened read-only: {what}"):
             call()
-    with pytest.raises(UserError, match="DELETE statements change the warehouse"):
+    with pytest.raises(UserError, match='"DELETE" .* read-only mode.*write=True'):
         wh.sql("DELETE FROM scores")
     assert wh.sql("SELECT count(*) AS n FROM proxy_fits").column("n")[0].as_py() == fits
 
@@ -83,7 +83,7 @@ def test_predict_refuses_low_coverage_unless_partial(fitted, tmp_path):
     assert min(p.coverage for p in partial.predictions) < 0.9
     with pytest.raises(UserError, match="no score rows for 'Nobody'"):
         wh.predict("Nobody")
-    with pytest.raises(UserError, match="--min-coverage must be in"):
+    with pytest.raises(UserError, match="min_coverage must be in"):
         wh.predict(HELD_OUT, min_coverage=1.5)
 
 
@@ -106,7 +106,7 @@ def test_predict_needing_a_restricted_fit_on_an_unwritable_file_fails_before_fit
     monkeypatch.setattr(warehouse.api, "connect", read_only_file_system)
     monkeypatch.setattr(warehouse.predict, "fit_restricted", no_fit)
     with pytest.raises(UserError, match=rf"{HELD_OUT} has no ifeval scores, so it needs a proxy restricted .*"
-                                        r"read-only file system.*--no-restrict"):
+                                        r"read-only file system.*restrict=False"):
         wh.predict(HELD_OUT)
     assert wh.predict(HELD_OUT, restrict=False, allow_partial=True).restricted_fit is None
 
@@ -123,9 +123,9 @@ def test_plan_lists_the_owed_instances(fitted, tmp_path):
 
 def test_loocv_refuses_an_option_the_method_ignores_before_computing(fitted, tmp_path):
     wh = Warehouse(_copy(fitted, tmp_path))
-    with pytest.raises(UserError, match="--method default does not use --q"):
+    with pytest.raises(UserError, match="method default does not use q "):
         wh.loocv("abs", q=0.5)
-    with pytest.raises(UserError, match="--method mean does not use --count, --B"):
+    with pytest.raises(UserError, match="method mean does not use count, B"):
         wh.loocv("abs", method="mean", count=10, B=5)
     assert wh.sql("SELECT count(*) AS n FROM loocv_runs").column("n")[0].as_py() == 0
     run = wh.loocv("abs", method="mean", sources="planbench ifeval", targets=["gaia", "swtbench"])

@@ -18,7 +18,7 @@ from ingest.errors import IngestError
 from ingest.harness import import_results
 from ingest.load import ingest_tree
 from ingest.synthetic import generate_tree
-from tests.helpers import Killed, kill_at, run_pace, write_csv
+from tests.helpers import Killed, kill_at, lm_eval_output, run_pace, write_csv
 from warehouse.aliases import add_alias
 from warehouse.connect import connect, schema_fingerprint
 from warehouse.roles import set_role
@@ -49,9 +49,11 @@ def stored(con) -> set[tuple]:
 
 
 def assert_store_is_the_rule(con) -> None:
-    """Every stored cell equals the rule's (values too), and no mark is left."""
+    """Every stored cell equals the rule's (values too), the stored source leaf sizes too, and no mark is left."""
     live = set(con.execute("SELECT model, benchmark, subdir, facet, reason FROM collapsed_cells_live").fetchall())
     assert stored(con) == live
+    sizes = set(con.execute("SELECT benchmark, subdir, n_instances FROM source_leaves").fetchall())
+    assert sizes == set(con.execute("SELECT * FROM source_leaves_live").fetchall())
     assert collapsed.drift(con) == {}
     assert not collapsed.is_stale(con)
 
@@ -120,15 +122,8 @@ def test_import_recomputes_the_cells(tmp_path):
     make_tree(tmp_path / "tree", broken=())
     con = connect(tmp_path / "w.duckdb")
     ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
-    out = tmp_path / "lm" / "Qwen"
-    out.mkdir(parents=True)
-    (out / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"results": {"quiz": {}}, "model_name": "Qwen"}))
-    (out / "samples_quiz_2025-01-01T00-00-00.jsonl").write_text("".join(
-        json.dumps({"doc_id": i, "doc": {"qid": str(i)}, "filter": "none", "metrics": ["acc"], "acc": 0.0}) + "\n"
-        for i in range(40)))
-    (tmp_path / "map.toml").write_text('[tasks.quiz]\nbenchmark = "bench"\nsubdir = "a"\nmetric = "acc"\n'
-                                       'id = "doc.qid"\n')
-    import_results(con, "lm-eval", tmp_path / "lm", tmp_path / "map.toml", lake=tmp_path / "lake")
+    lm, map_path = lm_eval_output(tmp_path, benchmark="bench", subdir="a", score=0.0)
+    import_results(con, "lm-eval", lm, map_path, lake=tmp_path / "lake")
     assert stored(con) == {("Qwen", "bench", "a", "", "near_zero")}
     assert_store_is_the_rule(con)
 
@@ -200,7 +195,7 @@ def test_shell_write_recomputes_when_it_ends(wh):
 def test_strict_ingest_that_refuses_leaves_the_store_as_it_was(wh, tmp_path):
     before = stored(wh)
     write_csv(tmp_path / "tree" / "bench" / "b" / "M1.csv", leaf_csv(ZERO))
-    with pytest.raises(IngestError, match="--strict"):
+    with pytest.raises(IngestError, match="strict=True"):
         ingest_tree(wh, tmp_path / "tree", tmp_path / "lake", strict=True)
     assert stored(wh) == before
     assert_store_is_the_rule(wh)
@@ -275,6 +270,22 @@ def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
     assert_store_is_the_rule(con)
 
 
+def test_doctor_recomputes_source_leaf_sizes_changed_outside_pace(tmp_path):
+    """The stored instance counts per source leaf (what model_sources reads) follow the rows too."""
+    db, con = ingested(tmp_path)
+    con.close()
+    raw = duckdb.connect(str(db))                           # a DuckDB client, not pace: one more instance of bench/b
+    raw.execute("INSERT INTO scores SELECT model, benchmark, subdir, 'extra', score, metric_name, origin, source_ref, "
+                "recorded_at FROM scores WHERE model = 'M1' AND subdir = 'b' LIMIT 1")
+    raw.close()
+    check = run_pace("doctor", "--check", "--db", db, "--json")
+    assert check.exit_code == 1 and "1 stored cell(s) of bench differ" in check.stdout, check
+    assert run_pace("doctor", "--db", db).exit_code == 0
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT n_instances FROM source_leaves WHERE subdir = 'b'").fetchall() == [(41,)]
+    assert_store_is_the_rule(con)
+
+
 def test_doctor_check_reports_a_mark_and_changes_nothing(tmp_path):
     db, con = ingested(tmp_path)
     collapsed.mark_stale(con)
@@ -340,10 +351,10 @@ def test_predictions_from_the_store_equal_those_from_the_rule(tmp_path):
     assert {m for m, *_ in stored(con)} == {broken}
     from warehouse.fit import FitRequest, fit_and_store
     fit_and_store(con, FitRequest(count=20, B=10, seed=1, intervals=False, tasks=("abs",)))
-    con.execute(_over_the_rule(con, "predictions"))
-    cols = [c for (c,) in con.execute("SELECT column_name FROM (DESCRIBE predictions)").fetchall()]
-    ours = con.execute("SELECT * FROM predictions ORDER BY model, target").fetchall()
-    rule = con.execute("SELECT * FROM predictions_from_rule ORDER BY model, target").fetchall()
+    con.execute(_over_the_rule(con, "fit_predictions"))       # predictions picks rows of fit_predictions
+    cols = [c for (c,) in con.execute("SELECT column_name FROM (DESCRIBE fit_predictions)").fetchall()]
+    ours = con.execute("SELECT * FROM fit_predictions ORDER BY model, target").fetchall()
+    rule = con.execute("SELECT * FROM fit_predictions_from_rule ORDER BY model, target").fetchall()
     assert len(ours) == len(rule) == 10 * 4
     for a, b in zip(ours, rule):
         for col, x, y in zip(cols, a, b):

@@ -14,7 +14,7 @@ from scipy.special import expit
 from warehouse import methods
 from warehouse.api import Warehouse
 from warehouse.connect import connect
-from warehouse.errors import UserError
+from warehouse.errors import UserError, audience
 from warehouse.evaluate import resolve
 from warehouse.matrices import Matrices
 from warehouse.methods.base import Method
@@ -32,6 +32,14 @@ def macros(tmp_path_factory):
     con.close()
 
 
+@pytest.fixture
+def cli_words():
+    """Refusals in the command line's words (--B, not B=...), as `pace` prints them."""
+    speaking = audience.set("cli")
+    yield
+    audience.reset(speaking)
+
+
 def test_every_method_reads_only_declared_options_and_offers_a_task():
     for name, method in methods.REGISTRY.items():
         declared = {o.name for o in method.declared()}
@@ -45,7 +53,7 @@ def test_every_method_reads_only_declared_options_and_offers_a_task():
     assert "--pin-task-a-selection" in [o.flag for o in methods.options("pair")]
 
 
-def test_refusals_come_from_the_declarations():
+def test_refusals_come_from_the_declarations(cli_words):
     default, compat = methods.REGISTRY["default"], methods.REGISTRY["compat"]
     with pytest.raises(UserError, match=r"--method default does not use --B, --q \(pace loocv abs\); drop them; "
                                         r"default reads --count, --seed"):
@@ -155,7 +163,7 @@ class Shifted(Method):
         return Evaluation(prior.set_column(2, "predicted", shifted))
 
 
-def test_a_new_method_is_one_class_and_one_registry_entry(tmp_path, monkeypatch):
+def test_a_new_method_is_one_class_and_one_registry_entry(cli_words, tmp_path, monkeypatch):
     from tests.helpers import synthetic_warehouse
 
     db, _ = synthetic_warehouse(tmp_path, n_models=7, seed=3, scale=0.1)

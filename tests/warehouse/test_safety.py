@@ -137,14 +137,17 @@ def test_failed_loocv_keeps_the_csv_and_a_rerun_clears_only_its_own_stale_plots(
 
 
 # -------------------------------------------------------------------------------- sql / shell
-@pytest.mark.parametrize("statement", [
-    "DROP TABLE scores", "DELETE FROM scores", "UPDATE scores SET score = 0",
-    "INSERT INTO benchmarks VALUES ('x', 'source')", "ATTACH 'other.duckdb' AS o (READ_WRITE)",
-    "COPY scores TO 'dump.csv'", "CREATE TABLE t AS SELECT 1", "SELECT 1; DELETE FROM scores", "INSTALL httpfs"])
-def test_sql_is_read_only_by_default(tmp_path, small_db, statement, monkeypatch):
+@pytest.mark.parametrize("statement,needle", [
+    ("DROP TABLE scores", "--write"), ("DELETE FROM scores", "--write"), ("UPDATE scores SET score = 0", "--write"),
+    ("INSERT INTO benchmarks VALUES ('x', 'source')", "--write"), ("CREATE TABLE t AS SELECT 1", "--write"),
+    ("SELECT 1; DELETE FROM scores", "--write"),
+    # files and extensions stay out of reach with --write too (tests/warehouse/test_sql_sandbox.py)
+    ("ATTACH 'other.duckdb' AS o (READ_WRITE)", "outside the warehouse"),
+    ("COPY scores TO 'dump.csv'", "outside the warehouse"), ("INSTALL httpfs", "outside the warehouse")])
+def test_sql_is_read_only_by_default(tmp_path, small_db, statement, needle, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = small_db.read_bytes()
-    _one_line_error(run_pace("sql", statement, "--db", small_db), "--write")
+    _one_line_error(run_pace("sql", statement, "--db", small_db), needle)
     assert small_db.read_bytes() == before
     assert not (tmp_path / "dump.csv").exists() and not (tmp_path / "other.duckdb").exists()
 
@@ -220,14 +223,15 @@ def test_readers_work_while_another_process_reads_and_a_writer_lock_is_named(sma
     try:
         result = run_pace("sql", "SELECT count(*) AS n FROM scores", "--db", small_db, "--json")
         assert result.exit_code == 0 and json.loads(result.stdout) == [{"n": 12}]
-        _one_line_error(run_pace("benchmarks", "set", "src", "excluded", "--db", small_db),
+        _one_line_error(run_pace("benchmarks", "set", "src", "excluded", "--db", small_db, "--wait", "0"),
                         "in use by another process", f"PID {reader.pid}")
     finally:
         reader.kill()
         reader.wait()
     writer = _hold(small_db, read_only=False)           # e.g. a running ingest
     try:
-        _one_line_error(run_pace("status", "--db", small_db), "in use by another process", f"PID {writer.pid}")
+        _one_line_error(run_pace("status", "--db", small_db, "--wait", "0"), "in use by another process",
+                        f"PID {writer.pid}")
     finally:
         writer.kill()
         writer.wait()
@@ -239,7 +243,8 @@ def test_an_outdated_schema_is_migrated_by_a_write_and_explained_when_it_cannot_
     con.close()
     reader = _hold(small_db, read_only=True)
     try:
-        _one_line_error(run_pace("status", "--db", small_db), "made by another version of pace", "pace doctor")
+        _one_line_error(run_pace("status", "--db", small_db, "--wait", "0"), "made by another version of pace",
+                        "pace doctor")
     finally:
         reader.kill()
         reader.wait()

@@ -9,7 +9,7 @@ Per fold (a row of ``eval_folds``; ``pace fit`` is the fold 'all', which holds n
    model's ability on it, and per target the monotone link from ability to target logit
    (``fit_ability_link``);
 3. the serving formulas combine them: ``pace_expit(gated_logit(z_pace, link(theta), ability_gate(...)))``,
-   the same SQL macros the ``predictions`` view uses (sql/023-026), so evaluation, the fit's in-sample
+   the same SQL macros the ``predictions`` view uses (sql/030-033), so evaluation, the fit's in-sample
    check and serving compute a prediction one way.
 
 Folds whose configuration is fixed (``pace fit``'s K-fold interval residuals reuse the fit's) share the

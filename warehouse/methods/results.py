@@ -5,7 +5,7 @@ are scored against, and the configurations and selections the method used. ``Fit
 the stored form of the proxies (``StoredProxy`` / ``StoredPairProxy``), which ``pace fit`` writes to
 ``proxy_fits`` / ``proxy_weights``. Where a method combines its parts with the serving formulas, it
 returns a :class:`Query` over its part tables instead of prediction rows; the caller runs it on the
-warehouse connection (the formulas are SQL macros, sql/021 and sql/023-026).
+warehouse connection (the formulas are SQL macros, sql/027_leaf_logit.sql and sql/030-033).
 
 The row builders turn the models' result arrays into those rows: predictions keyed by model (and
 opponent) and target, selections by column index into ``Matrices.columns`` and fold name ('ALL' for

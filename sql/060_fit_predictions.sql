@@ -1,4 +1,8 @@
--- Predicted target scores of every model with rows in the warehouse, from the current fits.
+-- Predicted target scores of every model with rows in the warehouse, from each fit it may be predicted
+-- with: the current fit of each target, and, when the model lacks some of that fit's source benchmarks
+-- (model_sources.present), the restricted fit made for exactly the ones it has (restricted_fits; made by
+-- `pace predict`, once per set, and shared by every model with that set). Nothing else: which fits other
+-- models were predicted with never changes a model's rows. `predictions` keeps one row per model and target.
 -- Plain SQL: a join of the model's score rows with the stored weights (works from any DuckDB client).
 --   coverage = share of the fit's instances the model has a score for; missing ones count as the
 --   training mean (center). low/high: the held-out-residual interval, within [0, 1].
@@ -7,16 +11,38 @@
 --   models' range it lies (in their standard deviations), range_side 'below' / 'above' / NULL and
 --   out_of_range = range_side IS NOT NULL (the interval then comes from extrapolation residuals and
 --   reaches down to the floor reading).
---   When a model lacks some source benchmarks of the current fit, a restricted fit on the benchmarks it
---   has (restricted_fits, made by `pace predict`) is used if it covers the model better.
-CREATE OR REPLACE VIEW predictions AS
-WITH fits AS (
+--   restricted   the row comes from a restricted fit (else from the current fit)
+--   created_at   when that fit was made
+CREATE OR REPLACE VIEW fit_predictions AS
+WITH current_abs AS (
     SELECT * FROM current_fits WHERE task = 'abs'
+),
+fits AS (
+    SELECT * FROM current_abs
     UNION ALL   -- the same columns: both are proxy_fits rows
     SELECT * FROM restricted_fits WHERE task = 'abs'
 ),
 candidates AS (
     SELECT DISTINCT model FROM scores
+),
+every_source AS (   -- what a fit made before proxy_fits.sources existed selected from
+    SELECT list(benchmark) AS sources FROM benchmarks WHERE role = 'source'
+),
+present AS (
+    SELECT model, list(benchmark) AS benchmarks FROM model_sources WHERE present GROUP BY model
+),
+usable AS (         -- (model, fit) pairs: the current fits, and the restricted fit on the model's own set
+    SELECT c.model, f.fit_id, f.target
+    FROM candidates AS c
+    CROSS JOIN current_abs AS f
+    UNION ALL
+    SELECT p.model, r.fit_id, r.target
+    FROM present AS p
+    CROSS JOIN every_source AS e
+    JOIN current_abs AS f ON true
+    JOIN restricted_fits AS r
+      ON r.task = 'abs' AND r.target = f.target
+     AND list_sort(r.sources) = list_sort(array_intersect(coalesce(f.sources, e.sources), p.benchmarks))
 ),
 instances AS (
     SELECT w.fit_id, w.target, w.benchmark, w.subdir, w.instance_id,
@@ -27,11 +53,11 @@ instances AS (
     GROUP BY ALL
 ),
 terms AS (
-    SELECT c.model, p.fit_id, p.target, p.weight, p.center, s.score
-    FROM candidates AS c
-    CROSS JOIN instances AS p
+    SELECT u.model, p.fit_id, p.target, p.weight, p.center, s.score
+    FROM usable AS u
+    JOIN instances AS p ON p.fit_id = u.fit_id AND p.target = u.target
     LEFT JOIN scores AS s
-      ON s.model = c.model AND s.benchmark = p.benchmark AND s.subdir = p.subdir
+      ON s.model = u.model AND s.benchmark = p.benchmark AND s.subdir = p.subdir
      AND s.instance_id = p.instance_id AND s.score IS NOT NULL
 ),
 linear AS (
@@ -110,17 +136,11 @@ scored AS (
                 WHEN range_side IS NOT NULL THEN pace_expit(z + oor_hi)
                 ELSE pace_expit(z + resid_hi) END AS high
     FROM combined
-),
-chosen AS (
-    SELECT *, row_number() OVER (PARTITION BY model, target
-                                 ORDER BY n_scored / n_instances DESC, restricted_for IS NULL DESC,
-                                          created_at DESC, fit_id DESC) AS preference
-    FROM scored
 )
 SELECT model, target, predicted, low, high,
        n_scored / n_instances                    AS coverage,
        n_scored, n_instances, interval_level, method, fit_id,
        ability, ability_distance, range_side IS NOT NULL AS out_of_range, range_side, sources,
-       restricted_for IS NOT NULL                AS restricted
-FROM chosen
-WHERE preference = 1;
+       restricted_for IS NOT NULL                AS restricted,
+       created_at
+FROM scored;

@@ -1,6 +1,6 @@
 -- Source cells that look like a harness or answer-format failure rather than ability (a model at ~0 on a
 -- cell the other models mostly solve, or a file listing only failed instances): the rows of the rule
--- collapsed_cells_live (sql/016, where the rule is explained), stored. Every write of scores or roles
+-- collapsed_cells_live (020_collapsed_cells_live.sql, where the rule is explained), stored. Every write of scores or roles
 -- recomputes it, in the writer's own transaction where there is one (ingest.collapsed); `pace doctor`
 -- compares the two and recomputes it. Stored so that predictions and the ability read a few thousand rows
 -- instead of every source row on each query.

@@ -1,0 +1,155 @@
+"""`pace report`: the HTML page, its refusals, and the page itself in a real headless Chromium."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.browser import chromium_page, skip_reason
+from tests.conftest import REPO
+from tests.helpers import run_pace, synthetic_warehouse
+from warehouse import Warehouse
+from warehouse.report import MARKER
+from warehouse.report_html import render
+
+SOURCES = "planbench,lifbench,ifeval"
+HELD_OUT = "Orrin-4.5-Pro"
+#: the screenshot of the last browser run, for review (gitignored: /out/)
+SCREENSHOT = REPO / "out" / "report.png"
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """A small SYNTHETIC warehouse: an abs fit without HELD_OUT, and two LOOCV runs (default, mean)."""
+    db, summary = synthetic_warehouse(tmp_path_factory.mktemp("report"), n_models=7, seed=5, scale=0.06)
+    wh = Warehouse(db)
+    wh.fit(task="abs", sources=SOURCES, count=12, exclude=HELD_OUT)
+    wh.loocv("abs", sources=SOURCES, count=12)
+    wh.loocv("abs", method="mean")
+    return db, summary
+
+
+def _data(html: str) -> dict:
+    blob = re.search(r'<script type="application/json" id="pace-data">(.*?)</script>', html, re.S).group(1)
+    return json.loads(blob)
+
+
+def test_report_is_self_contained_and_holds_what_the_views_hold(fitted, tmp_path):
+    db, summary = fitted
+    out = tmp_path / "report.html"
+    result = run_pace("report", out, "--model", HELD_OUT, "--db", db)
+    assert result.exit_code == 0, result
+    html = out.read_text(encoding="utf-8")
+    assert MARKER in html and "SYNTHETIC data" in html
+    # nothing to fetch when viewed: no external script, style, image or font
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html)
+    assert "@import" not in html and "url(" not in html
+    data = _data(html)
+    trained = Warehouse(db).sql("SELECT target, len(trained_on) AS n FROM current_fits WHERE task = 'abs'",
+                                output="tuples")[1]
+    assert {t: len(v) for t, v in data["training"].items()} == dict(trained)
+    assert [s["model"] for s in data["models"]] == [HELD_OUT]
+    assert {r["method"] for r in data["loocv"]} == {"default", "mean"}
+    mae = Warehouse(db).sql("SELECT m.mae FROM loocv_metrics m JOIN loocv_runs r USING (run_id) "
+                            "WHERE r.method = 'mean' AND m.target = 'AVERAGE'", output="tuples")[1][0][0]
+    assert [r["metrics"]["AVERAGE"]["mae"] for r in data["loocv"] if r["method"] == "mean"] == [pytest.approx(mae)]
+    inst = data["instances"]
+    assert inst["most"][0]["informativeness"] >= inst["most"][-1]["informativeness"] >= \
+        inst["least"][-1]["informativeness"] >= inst["least"][0]["informativeness"]
+
+
+def test_report_refuses_what_it_did_not_write_and_bad_models(fitted, tmp_path):
+    db, _ = fitted
+    foreign = tmp_path / "notes.html"
+    foreign.write_text("<html>mine</html>")
+    result = run_pace("report", foreign, "--db", db)
+    assert result.exit_code == 2 and "was not written by `pace report`" in result.stderr
+    assert foreign.read_text() == "<html>mine</html>"
+    out = tmp_path / "r.html"
+    assert run_pace("report", out, "--db", db).exit_code == 0
+    assert run_pace("report", out, "--db", db).exit_code == 0          # its own file: replaced
+    before = out.read_bytes()
+    result = run_pace("report", out, "--model", "NoSuchModel", "--db", db)
+    assert result.exit_code == 2 and "NoSuchModel" in result.stderr
+    assert out.read_bytes() == before                                 # a failed run leaves the file as it was
+    assert not list(tmp_path.glob(".*pace-tmp"))
+    assert run_pace("report", tmp_path / "missing" / "r.html", "--db", db).exit_code == 2
+    assert run_pace("report", tmp_path, "--db", db).exit_code == 2
+
+
+def test_no_fit_and_no_loocv_runs_are_said(tmp_path):
+    db, summary = synthetic_warehouse(tmp_path, n_models=5, seed=2, scale=0.05)
+    result = run_pace("report", tmp_path / "r.html", "--db", db)
+    assert result.exit_code == 2 and "no fitted proxy" in result.stderr
+    Warehouse(db).fit(task="abs", sources="planbench,ifeval", count=8, intervals=False)
+    assert run_pace("report", tmp_path / "r.html", "--db", db).exit_code == 0
+    assert "No LOOCV run is stored in this warehouse" in (tmp_path / "r.html").read_text()
+
+
+def test_hostile_names_are_escaped(fitted, tmp_path):
+    db, _ = fitted
+    data = Warehouse(db).report(tmp_path / "r.html", [HELD_OUT])
+    evil = '</script><script>alert(1)</script><img src=x onerror=alert(2)>'
+    data["models"][0]["model"] = evil
+    data["training"]["gaia"][0]["model"] = evil
+    html = render(data)
+    assert evil not in html and "<img" not in html
+    assert _data(html)["models"][0]["model"] == evil
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=f"browser test skipped: {skip_reason()}")
+def test_report_in_headless_chromium(fitted, tmp_path):
+    """The page loads with no console error and no network request, every chart has as many marks as
+    the warehouse has points, hover shows a model's numbers, the target filter hides the others."""
+    db, _ = fitted
+    out = tmp_path / "report.html"
+    data = Warehouse(db).report(out, [HELD_OUT])
+    con = Warehouse(db).connect()
+    try:
+        trained = dict(con.execute("SELECT target, len(trained_on) FROM current_fits WHERE task = 'abs'").fetchall())
+        points = dict(con.execute("""SELECT r.method, count(*) FROM loocv_predictions p JOIN loocv_runs r USING (run_id)
+                                     WHERE p.predicted IS NOT NULL AND p.actual IS NOT NULL GROUP BY 1""").fetchall())
+    finally:
+        con.close()
+    targets = sorted(trained)
+    with chromium_page() as page:
+        page.goto(out.as_uri())
+        page.wait_for_load_state("load")
+        assert page.pace_errors == []
+        for t in targets:
+            strip = page.locator(f'svg[data-chart="strip"][data-target="{t}"]')
+            assert strip.count() == 1
+            assert strip.locator(".train-dot").count() == trained[t]
+            assert strip.locator(".pred-mark").count() == 1
+            assert strip.locator(".pred-interval").count() == 1
+        assert page.locator('svg[data-chart="scatter"] .loocv-point').count() == points["default"]
+        assert page.locator('svg[data-chart="scatter"]').count() == len(targets)
+        owed = [t for t in data["models"][0]["plan"]["targets"]]
+        steps = len([r for r in data["models"][0]["plan"]["per_benchmark"] if r["calls"]])
+        assert page.locator(".plan-step").count() == steps * len(owed)
+        assert page.locator('table[data-list="most"] tbody tr').count() == len(data["instances"]["most"])
+        # hover: the tooltip names the model and its numbers (the SVG <title> became the script's tip)
+        page.locator(f'svg[data-chart="strip"][data-target="{targets[0]}"] .pred-mark').hover()
+        tip = page.locator("#tip")
+        assert tip.is_visible() and HELD_OUT in tip.inner_text() and "predicted" in tip.inner_text()
+        # the filter keeps one target's charts
+        page.select_option("#target-filter", targets[1])
+        assert page.locator(f'svg[data-chart="strip"][data-target="{targets[1]}"]').is_visible()
+        assert not page.locator(f'svg[data-chart="strip"][data-target="{targets[0]}"]').is_visible()
+        page.select_option("#target-filter", "")
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        shutil.copyfile(tmp_path / "report.png", SCREENSHOT)
+        assert page.pace_errors == []
+    assert Path(SCREENSHOT).stat().st_size > 10_000
+    # without JavaScript: the same charts and tables, the browser's own tooltips, no filter to offer
+    with chromium_page(javascript=False) as page:
+        page.goto(out.as_uri())
+        assert page.locator('svg[data-chart="strip"]').count() == len(targets)
+        assert page.locator('svg[data-chart="strip"]').first.is_visible()
+        assert page.locator(".pred-mark title").count() == len(targets)
+        assert not page.locator("#target-filter").is_visible()
+        assert page.pace_errors == []
