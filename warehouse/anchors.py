@@ -155,7 +155,7 @@ class TargetAnchors:
         return float(sum(r.expected_cost or 0.0 for r in self.rows))
 
 
-def _stored_target(con: duckdb.DuckDBPyConnection, fit_id: str, target: str):
+def stored_target(con: duckdb.DuckDBPyConnection, fit_id: str, target: str):
     """The stored TargetModel of one target, with its item keys (read back from the rows)."""
     items = con.execute("SELECT subdir, instance_id, a, b FROM anchor_items WHERE fit_id = ? AND target = ? "
                         "ORDER BY subdir, instance_id", [fit_id, target]).fetchall()
@@ -181,7 +181,7 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int) -> list
         SELECT e.target, e.fit_id, e.predicted, e.low, e.high, e.anchors, e.prior_kind, e.prior_mean, e.prior_sd
         FROM anchor_estimates AS e WHERE e.model = ? ORDER BY e.target""", [model]).fetchall()
     for target, fit_id, predicted, low, high, anchors, kind, mean, sd in state:
-        tm, keys = _stored_target(con, fit_id, target)
+        tm, keys = stored_target(con, fit_id, target)
         results = dict(((s, i), y) for s, i, y in con.execute(
             "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ? AND score IS NOT NULL",
             [model, target]).fetchall())
@@ -198,4 +198,4 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int) -> list
 
 
 __all__ = ["KS", "MIN_MODELS", "AnchorFit", "AnchorPlanRow", "TargetAnchors", "fit_anchors", "plan_anchors",
-           "store_anchor_fit"]
+           "store_anchor_fit", "stored_target"]

@@ -46,6 +46,9 @@ from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
 from warehouse.sqlguard import after_write, before_write, explain
+from ingest.openhands_index import import_index, read_index
+from ingest.preference import EVERY_MODEL, SOURCES
+from warehouse.report import write_report
 
 Names = Union[str, Sequence[str], None]
 
@@ -423,10 +426,6 @@ class Warehouse:
         >>> report = Warehouse("pace.duckdb").import_openhands_index("openhands-index")   # doctest: +SKIP
         >>> report.anomaly_counts()                                                        # doctest: +SKIP
         """
-        from ingest.csvfile import DUPLICATE_POLICIES
-        from ingest.lake import lake_of
-        from ingest.openhands_index import import_index, read_index
-
         validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
         choices = _preference_choices(prefer)
         self._require_writable("import")
@@ -880,8 +879,6 @@ class Warehouse:
         >>> Warehouse("pace.duckdb").report("report.html", ["NewModel"])["targets"]   # doctest: +SKIP
         ['gaia', 'swebench', 'swebench_multimodal', 'swtbench']
         """
-        from warehouse.report import write_report
-
         items = [models] if isinstance(models, str) else list(models or [])
         names = list(dict.fromkeys(validate.model_name(m, "--model") for m in items))
         return write_report(self, settings.user_path(out), names)
@@ -1167,8 +1164,6 @@ def _target_only_note(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def _preference_choices(values: Names) -> dict[str, str]:
     """``--prefer`` values -> {model or '*': source}: ``pace``, ``openhands-index`` or ``MODEL=SOURCE``."""
-    from ingest.preference import EVERY_MODEL, SOURCES
-
     choices: dict[str, str] = {}
     for item in _names(values) or []:
         model, _, source = item.rpartition("=")

@@ -28,6 +28,7 @@ from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_
 from warehouse.connect import connect, describe_open_error, schema_problem
 from warehouse.errors import UserError
 from warehouse.settings import lake_path
+from ingest.lake import lake_benchmarks
 
 
 def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str | os.PathLike | None = None) -> dict:
@@ -228,8 +229,6 @@ def _set_aside(db: Path) -> Path | None:
 
 def _fill(con: duckdb.DuckDBPyConnection, lake: Path) -> tuple[list[str], dict[str, str]]:
     """Load ``scores`` from the readable partitions of ``lake`` into the new warehouse on ``con``."""
-    from ingest.lake import lake_benchmarks
-
     stamp = read_stamp(lake)
     if stamp and stamp.get("warehouse"):
         con.execute("INSERT OR REPLACE INTO pace_meta VALUES (?, ?)", [ID_KEY, stamp["warehouse"]])

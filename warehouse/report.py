@@ -31,9 +31,11 @@ import duckdb
 import numpy as np
 
 from warehouse.errors import UserError
+from models.default.link import logit
+from warehouse.fit import loo_interval_coverage
+from warehouse.report_html import MARKER, render
 
 #: a file `pace report` wrote carries this in its head, so a rerun may replace it (and nothing else)
-MARKER = '<meta name="generator" content="pace report">'
 #: how many of the most and of the least informative selected instances are listed
 N_INSTANCES = 12
 #: interval level used for LOOCV coverage when no fit says otherwise
@@ -91,9 +93,6 @@ def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
     """The latest stored Goal A LOOCV run per (method, split), with its metrics per target (MAE and
     Spearman from ``loocv_metrics``; coverage: the share of held-out truths inside the ``level``
     interval built from the run's other residuals, on the method's scale)."""
-    from models.default.link import logit
-    from warehouse.fit import loo_interval_coverage
-
     runs = _rows(con, """
         SELECT run_id, method, coalesce(split, 'loo') AS split, created_at, params
         FROM loocv_runs
@@ -226,8 +225,6 @@ def collect(wh, models: list[str]) -> dict:
 def write_report(wh, out: Path, models: list[str]) -> dict:
     """Render the report for ``models`` into ``out`` (a new file, or one an earlier `pace report` wrote):
     written to a temporary file beside it and moved into place, so a failure leaves ``out`` as it was."""
-    from warehouse.report_html import render
-
     out = Path(out)
     if out.is_dir():
         raise UserError(f"{out} is a folder; pass the HTML file to write, e.g. {out / 'report.html'}")

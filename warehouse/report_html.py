@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 from html import escape
 
-from warehouse.report import MARKER
+#: the first lines of a page `pace report` wrote (a later report may replace only such a file)
+MARKER = '<meta name="generator" content="pace report">'
+
 
 # one colour per target, in target order (colour-blind safe: Okabe-Ito)
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]

@@ -12,7 +12,7 @@ import pytest
 from ingest.synthetic import generate_tree
 from models.anchors.target import Prior, estimate
 from tests.helpers import run_pace
-from warehouse.anchors import _stored_target
+from warehouse.anchors import stored_target
 from warehouse.api import Warehouse
 
 TARGETS = ("gaia", "swebench", "swebench_multimodal", "swtbench")
@@ -81,7 +81,7 @@ def test_the_sql_estimate_is_the_numpy_estimate(copy):
             "FROM anchor_estimates WHERE model = ?", [held]).fetchall()}
         for target, (anchors, predicted, low, high, kind, mean, sd, fit_id) in sql.items():
             assert anchors == 5 and kind == "sources"            # it has source rows, no metadata
-            model, keys = _stored_target(con, fit_id, target)
+            model, keys = stored_target(con, fit_id, target)
             model.factors = dict(con.execute("SELECT k, coalesce(factor, 'inf'::DOUBLE) FROM anchor_factors "
                                              "WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchall())
             got = dict(((s, i), y) for s, i, y in con.execute(
