@@ -159,3 +159,17 @@ def test_plan_flags_are_checked(copy):
     assert r.exit_code == 2 and "trained on" in r.stderr
     r = run_pace("plan", "Nobody-9", "--anchors", "3", "--db", db)
     assert r.exit_code == 2 and "no model 'Nobody-9' here" in r.stderr
+
+
+def test_a_fit_without_anchors_leaves_none_in_use(copy):
+    db, held = copy
+    _keep_anchors(db, held, keep=5)
+    wh = Warehouse(db)
+    report = wh.fit(count=12, task="abs", exclude=[held], anchors=False, intervals=False)
+    assert report.anchors == {}
+    with wh.connect() as con:
+        assert con.execute("SELECT count(*) FROM anchor_fits").fetchone()[0] == len(TARGETS)   # the older fit's rows stay
+        assert con.execute("SELECT count(*) FROM current_anchor_fits").fetchone()[0] == 0
+        methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM predictions WHERE model = ?",
+                                             [held]).fetchall()}
+    assert methods == {"default"}                  # the sources' answer, not an older fit's anchors
