@@ -10,6 +10,7 @@ WITH candidates AS (
     SELECT m.model, f.fit_id, f.target, f.z_level
     FROM models AS m CROSS JOIN current_anchor_fits AS f
     WHERE NOT list_contains(f.trained_on, m.model)
+      AND NOT m.held                -- a second spelling awaiting `pace alias` is not a model of its own yet
 ),
 sourced AS (
     SELECT c.model, c.fit_id, c.target, s.predicted, s.low, s.high

@@ -6,7 +6,8 @@
 --   method    the source method, or 'anchors'
 --   anchors   the model's anchors on the target used (0 for a sources prediction)
 --   prior     the anchors estimate's prior: metadata | sources | population (NULL for a sources prediction)
---   coverage, n_scored, ability, ... the sources' prediction's (NULL when the model has no source rows)
+--   coverage, n_scored, sources, ... the sources' prediction's (NULL for an anchors row of a model with no
+--                source rows)
 CREATE OR REPLACE VIEW predictions AS
 WITH both_estimates AS (     -- each view read once (Spark inlines every read of a view)
     SELECT coalesce(s.model, e.model) AS model, coalesce(s.target, e.target) AS target,
@@ -22,11 +23,14 @@ SELECT model, target,
        CASE WHEN anchored THEN a_predicted ELSE predicted END           AS predicted,
        CASE WHEN anchored THEN a_low ELSE low END                       AS low,
        CASE WHEN anchored THEN a_high ELSE high END                     AS high,
-       coverage, n_scored, n_instances,
+       CASE WHEN anchored AND coalesce(n_scored, 0) = 0 THEN NULL ELSE coverage END    AS coverage,
+       CASE WHEN anchored AND coalesce(n_scored, 0) = 0 THEN NULL ELSE n_scored END    AS n_scored,
+       CASE WHEN anchored AND coalesce(n_scored, 0) = 0 THEN NULL ELSE n_instances END AS n_instances,
        CASE WHEN anchored THEN a_level ELSE interval_level END          AS interval_level,
        CASE WHEN anchored THEN 'anchors' ELSE method END                AS method,
        CASE WHEN anchored THEN a_fit_id ELSE fit_id END                 AS fit_id,
-       ability, ability_distance, coalesce(out_of_range, false)        AS out_of_range, range_side, sources,
+       ability, ability_distance, coalesce(out_of_range, false)        AS out_of_range, range_side,
+       CASE WHEN anchored AND coalesce(n_scored, 0) = 0 THEN NULL ELSE sources END     AS sources,
        coalesce(restricted, false)                                      AS restricted,
        CASE WHEN anchored THEN anchors ELSE 0 END                       AS anchors,
        CASE WHEN anchored THEN prior_kind END                           AS prior

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -101,6 +102,7 @@ class Plan:
     restricted: Optional[dict] = None         # the other path: a proxy on the source benchmarks it has
     anchors: list = field(default_factory=list)   # per target: warehouse.anchors.TargetAnchors (--anchors K)
     budget_left_out: int = 0                  # anchors dropped to stay within ``budget``
+    notes: list[str] = field(default_factory=list)
 
     @property
     def anchor_rows(self) -> list:
@@ -644,6 +646,10 @@ class Warehouse:
                                         f"{report.fit_id} is stored; --no-anchors skips this step)") from exc
                 report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
                 report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
+            elif con.execute("SELECT count(*) FROM anchor_fits").fetchone()[0]:
+                report.warnings.append("anchors: none in use now (--no-anchors): models served by their agentic "
+                                       "anchors get the sources' answer until `pace fit` makes item models again "
+                                       "(the older ones stay in anchor_fits)")
             return report
         finally:
             con.close()
@@ -660,8 +666,9 @@ class Warehouse:
         model : str
             The model to plan for; it may have no score rows yet (metadata only is enough for anchors).
         out : path, optional
-            Also write the plan as a CSV (benchmark, subdir, instance_id), e.g. for ``pace run --plan``;
-            anchors rows are appended (``pace run`` skips no row: run agents with the OpenHands benchmarks).
+            Also write the plan as a CSV (benchmark, subdir, instance_id), e.g. for ``pace run --plan`` (the
+            source calls only: agentic anchors are run with the OpenHands benchmarks, see ``Plan.anchors``).
+            An existing file is replaced only if it is such a CSV.
         anchors : int
             K: per target of the current anchor fits, the K target instances that most reduce the
             posterior variance of the model's full mean, given the anchors it already has (adaptive: after
@@ -683,15 +690,23 @@ class Warehouse:
         model = validate.model_name(model)
         validate.integer(anchors, "--anchors", 0)
         if budget is not None:
-            validate.number(budget, "--budget", 0, float("inf"))
+            if not anchors:
+                raise UserError("--budget applies to the agentic anchors: add --anchors K")
+            if not math.isfinite(budget) or budget < 0:
+                raise UserError(f"--budget must be a finite number of USD >= 0, not {budget}")
+        notes = []
         with self._reading() as con:
             anchor_plan = plan_anchors(con, model, anchors) if anchors else []
-            if anchors and not anchor_plan and not (_has_rows(con, model) or _has_metadata(con, model)):
-                raise UserError(f"no model {model!r} here (no score rows, no metadata): import its metadata.json "
-                                "(`pace import openhands-index DIR`) or its results first")
             if anchors and not anchor_plan:
-                raise UserError(f"no anchors item model serves {model!r}: run `pace fit` (with agentic target rows "
-                                "of at least 3 models), or the model is one the item models were trained on")
+                trained = con.execute("SELECT count(*) FROM anchor_fits WHERE list_contains(trained_on, ?) AND fit_id "
+                                      "IN (SELECT fit_id FROM current_anchor_fits)", [model]).fetchone()[0]
+                known = _has_rows(con, model) or _has_metadata(con, model)
+                notes.append(f"no anchors listed: {model} is one of the models the anchors item models were trained "
+                             "on (its own target results are its scores)" if trained else
+                             f"no anchors listed: {model} is not in this warehouse yet (import its metadata.json "
+                             "with `pace import openhands-index DIR`)" if not known else
+                             "no anchors listed: no anchors item model is in use (run `pace fit`; it needs agentic "
+                             "target rows of at least 3 models, and --no-anchors skips it)")
             if not planning.has_fits(con):
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             rows = planning.plan_rows(con, model)
@@ -715,11 +730,10 @@ class Warehouse:
                                             " ORDER BY target", [existing]).fetchall()) if existing else {}
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
         left_out = _within_budget(anchor_plan, budget)
-        if out is not None:
-            write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"],
-                      list(rows) + [(r.target, r.subdir, r.instance_id) for t in anchor_plan for r in t.rows])
+        if out is not None:                 # the calls `pace run --plan` runs; agentic anchors are not among them
+            write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
         return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted, anchor_plan,
-                    left_out)
+                    left_out, notes)
 
     # ---------------------------------------------------------------------------------------- predict
     def predict(self, model: str, *, min_coverage: float = 0.9, allow_partial: bool = False,
@@ -1216,6 +1230,12 @@ def write_csv(path: Path, header: list[str], rows) -> None:
         raise UserError(f"{path} is a folder; pass a file name")
     if not path.parent.is_dir():
         raise UserError(f"folder {path.parent} does not exist")
+    if path.exists():                   # replace only a file of the same kind (its header), never a user's file
+        with path.open(newline="", errors="replace") as fh:
+            first = next(csv.reader(fh), None)
+        if first != header:
+            raise UserError(f"{path} exists and is not a {','.join(header)} CSV pace wrote: choose another name "
+                            "(nothing was written)")
     tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("w", newline="") as fh:
         writer = csv.writer(fh)

@@ -111,18 +111,24 @@ def plan(
                    "zero_weight_left_out": result.zero_weight_left_out,
                    "per_benchmark": result.per_benchmark,
                    "interval_half_width_now": result.interval_half_width_now,
-                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows] + anchor_rows,
+                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r), kind="source") for r in rows]
+                           + anchor_rows,
                    "anchors": per_target, "anchors_expected_cost_usd": sum(t.cost for t in result.anchors),
-                   "budget_left_out": result.budget_left_out})
+                   "anchors_of_unknown_cost": sum(r.expected_cost is None for r in result.anchor_rows),
+                   "budget_left_out": result.budget_left_out, "notes": result.notes})
         return
+    for note in result.notes:
+        console.print(f"note: {note}", highlight=False)
     if result.anchors:
         print_rows(["target", "anchors now", "prior", "predicted %", "interval %", "listed", "expected USD"],
                    [(t["target"], t["anchors_now"], t["prior"], _pct(t["predicted"]),
                      f"{_pct(t['low'])}-{_pct(t['high'])}", t["anchors_listed"], t["expected_cost_usd"])
                     for t in per_target], title=f"agentic anchors for {model}", digits=2)
+        unknown = sum(r.expected_cost is None for r in result.anchor_rows)
         console.print(f"anchors: {len(anchor_rows)} instances, expected ${sum(t.cost for t in result.anchors):,.2f}"
+                      + (f" ({unknown} of unknown cost, counted as $0)" if unknown else "")
                       + (f"; {result.budget_left_out} left out by --budget" if result.budget_left_out else "")
-                      + "; ids with --json or --out", highlight=False)
+                      + "; their ids with --json (run them with the OpenHands benchmarks)", highlight=False)
     per, skipped, targets = result.per_benchmark, result.zero_weight_left_out, result.targets
     console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
                   f"across {len(per)} benchmarks; {skipped} selected instance(s) weigh 0 in every current fit "
@@ -194,7 +200,7 @@ def predict(
                + ", ".join(dict.fromkeys(p.method for p in report.predictions)) + ")",
                digits=1)
     restricted = sorted({b for p in report.predictions if p.restricted for b in p.sources})
-    if missing:
+    if missing and any(p.method != "anchors" for p in report.predictions):
         console.print(f"{model} has scores for under half of the instances of {', '.join(missing)} (the coverage "
                       "above counts only the proxy's own instances).", highlight=False)
     if restricted:

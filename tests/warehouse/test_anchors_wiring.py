@@ -147,18 +147,32 @@ def test_plan_lists_k_unseen_anchors_per_target_and_follows_the_results(copy):
     assert {a["target"]: a["anchors_now"] for a in again["anchors"]}[first] == 7
 
 
-def test_plan_flags_are_checked(copy):
+def test_plan_flags_are_checked(copy, tmp_path):
     db, held = copy
     r = run_pace("plan", held, "--anchors", "-1", "--db", db)
     assert r.exit_code == 2 and "--anchors" in r.stderr
-    r = run_pace("plan", held, "--anchors", "3", "--budget", "-5", "--db", db)
-    assert r.exit_code == 2 and "--budget" in r.stderr
+    for budget in ("-5", "inf", "nan"):
+        r = run_pace("plan", held, "--anchors", "3", "--budget", budget, "--db", db)
+        assert r.exit_code == 2 and "--budget" in r.stderr, budget
+    r = run_pace("plan", held, "--budget", "5", "--db", db)
+    assert r.exit_code == 2 and "add --anchors K" in r.stderr
     trained = run_pace("sql", "SELECT max(model) FROM models WHERE known", "--format", "csv", "--db", db)
     model = trained.stdout.strip().splitlines()[-1]
-    r = run_pace("plan", model, "--anchors", "3", "--db", db)
-    assert r.exit_code == 2 and "trained on" in r.stderr
-    r = run_pace("plan", "Nobody-9", "--anchors", "3", "--db", db)
-    assert r.exit_code == 2 and "no model 'Nobody-9' here" in r.stderr
+    r = run_pace("plan", model, "--anchors", "3", "--json", "--db", db)      # the source plan, and why no anchors
+    assert r.exit_code == 0 and any("trained on" in n for n in json.loads(r.stdout)["notes"])
+    r = run_pace("plan", "Nobody-9", "--anchors", "3", "--json", "--db", db)
+    assert r.exit_code == 0 and any("not in this warehouse" in n for n in json.loads(r.stdout)["notes"])
+    # --out holds the calls `pace run --plan` runs (no agentic anchors), and never replaces a user's file
+    mine = tmp_path / "mine.csv"
+    mine.write_text("my notes\n")
+    r = run_pace("plan", held, "--anchors", "2", "--out", mine, "--db", db)
+    assert r.exit_code == 2 and "not a benchmark,subdir,instance_id CSV" in r.stderr
+    assert mine.read_text() == "my notes\n"
+    out = tmp_path / "plan.csv"
+    assert run_pace("plan", held, "--anchors", "2", "--out", out, "--db", db).exit_code == 0
+    header, *lines = out.read_text().splitlines()
+    assert header == "benchmark,subdir,instance_id" and not {line.split(",")[0] for line in lines} & set(TARGETS)
+    assert run_pace("plan", held, "--out", out, "--db", db).exit_code == 0      # its own file: replaced
 
 
 def test_a_fit_without_anchors_leaves_none_in_use(copy):
