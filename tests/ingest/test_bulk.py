@@ -22,13 +22,15 @@ FILES = {
     "src/a/M1.csv": (b"id,score,metric_name\nx,1,m\ny,0,m\nz,0.25,m\n", "fast"),
     "src/a/M2.csv": (b"id,score,metric_name\r\nx,0,m\r\ny,1,m\r\n", "fast"),
     "src/a/M3.csv": (b"id,score,metric_name\nx,1,m\ny,,m\nz,oops,m\nw,+-1,m\nv,inf,m\n", "fast"),
-    "src/a/M4.csv": (b'id,score,metric_name\n"q,1",0.5,"m,n"\n"a""b",1,\n', "fast"),
+    "src/a/M4.csv": (b'id,score,metric_name\n"q,1",0.5,"m,n"\n"a""b",1,\n', "reference"),   # quotes
     "src/a/M5.csv": ("id,score,metric_name\n  x , 1 ,m \n\ty\t,\u20090.5\u2009,m\n\u00e9,\u0661,m\n".encode(), "careful"),
     "src/a/M6.csv": (b"\xef\xbb\xbfid,score,metric_name\nx,1,m\n", "careful"),        # a byte-order mark
-    "src/b/M1.csv": (b"id,score,metric_name\n\nx,1,m\n\ny,0,m\n\n", "fast"),          # blank lines
-    "src/b/M2.csv": (b'id,score,metric_name\nx,1,"m\nn"\n', "fast"),                 # a quoted line break
-    "src/b/M3.csv": (b'id,score,metric_name\n"a"x,1,m\ny,0,m\n', "fast"),             # DuckDB refuses, valid
-    "src/b/M4.csv": (b"id,score,metric_name\nx,1,m\r\ny,0,m\n", "reference"),        # mixed line endings
+    "src/b/M1.csv": (b"id,score,metric_name\n\nx,1,m\n\ny,0,m\n\n", "reference"),     # blank lines
+    "src/b/M2.csv": (b'id,score,metric_name\nx,1,"m\nn"\n', "reference"),            # a quoted line break
+    "src/b/M3.csv": (b'id,score,metric_name\n"a"x,1,m\ny,0,m\n', "reference"),        # a quote inside a value
+    "src/b/M4.csv": (b"id,score,metric_name\nx,1,m\r\ny,0,m\n", "fast"),             # mixed line endings
+    "src/b/M7.csv": (b"id,score,metric_name\nx,1,m\ry,0,m\n", "reference"),            # a CR-only line ending
+    "src/b/M8.csv": (b"id,score,metric_name\r\nx,1,m\r\ny,0.5,m", "fast"),           # no final line break
     "src/b/M5.csv": (b"id,score\n0.5,q1\n1,q2\n", "reference"),                      # legacy, swapped
     "src/b/M6.csv": (b"id,score,metric_name\nx,1,m\ny,0,m\nx,0,m\ny,0,m\nz,1,m\n", "fast"),   # repeats
     "gaia/M1.csv": (b"id,score,metric_name\n" + b"".join(b"%d,0,r\n" % i for i in range(3))
@@ -67,7 +69,7 @@ def test_every_route_gives_the_per_file_parsers_rows(tmp_path, monkeypatch, dupl
                                 FROM score_files WHERE path = ?""", [rel]).fetchone()
         assert stored == (expected.table.num_rows, expected.n_duplicates, expected.n_null_scores, expected.layout,
                           expected.n_runs, expected.run_means or [], expected.conflicting_ids or []), rel
-    assert report.files_per_file == 5           # blank lines, quoted line break, refused, mixed, legacy
+    assert report.files_per_file == 6           # quotes (3), blank lines, CR-only, legacy
     assert report.rows_written == sum(parse_bytes(r, d, duplicates).table.num_rows for r, (d, _) in FILES.items())
     assert lake_drift(con, tmp_path / "lake") == {}
     kinds = {(a.kind, a.where) for a in report.anomalies}
@@ -100,6 +102,9 @@ BAD_IN_A_BATCH = {
     "padded empty id": (b"id,score,metric_name\nx,1,m\n  ,0,m\n", "empty instance id", 3),
     "header only": (b"id,score,metric_name\n", "no rows", 2),
     "quoted line break in id": (b'id,score,metric_name\nw,1,m\n"x\ny",1,m\n', "line break", 3),
+    "CR-only line endings": (b"id,score,metric_name\rx,1,m\ry,0,m\r", "unexpected header", 1),
+    "ragged lines whose commas add up": (b"id,score,metric_name\nx,1\ny,0,m,extra\n", "2 fields", 2),
+    "a whitespace-only line": (b"id,score,metric_name\nx,1,m\n  \ny,0,m\n", "1 fields", 3),
     "repeat with --duplicates error": (b"id,score,metric_name\nx,1,m\ny,1,m\nx,0,m\n", "repeats an earlier id", 4),
 }
 
