@@ -225,23 +225,44 @@ def _per_file_only(monkeypatch):
 
 
 def _inject(root: Path) -> dict[str, str]:
-    """Damage a synthetic tree the way real trees are damaged; returns what was done to which file."""
+    """Damage a synthetic tree the way real trees are damaged (and in every way a file can still be
+    read); returns what was done to which file."""
     files = sorted(p for p in root.rglob("*.csv"))
     done = {}
 
     def edit(path: Path, change, what):
-        lines = path.read_bytes().split(b"\n")
-        path.write_bytes(b"\n".join(change(lines)))
+        data = path.read_bytes()
+        eol = b"\r\n" if b"\r\n" in data else b"\n"
+        lines = data[:-len(eol)].split(eol)
+        path.write_bytes(change(lines, eol))
         done[path.relative_to(root).as_posix()] = what
+
+    def score(line: bytes, value: bytes) -> bytes:
+        i, _, m = line.split(b",")
+        return b",".join([i, value, m])
+
+    def joined(lines, eol):
+        return eol.join(lines) + eol
 
     # a repeated id block (the first rows again, other scores), a whole second run, non-numeric scores,
     # a score outside [0, 1]
-    edit(files[0], lambda ls: ls[:-1] + [ls[1].replace(b",1,", b",0,").replace(b",0.", b",1."), ls[2], b""],
-         "repeats")
-    edit(files[3], lambda ls: ls[:-1] + ls[1:-1] + [b""], "two runs")
-    edit(files[5], lambda ls: [ls[0], *(l.rsplit(b",", 2)[0] + b",n/a," + l.rsplit(b",", 1)[1] if 0 < i < 4 else l
-                                        for i, l in enumerate(ls[1:], 1))], "non-numeric")
-    edit(files[7], lambda ls: [ls[0], ls[1].split(b",")[0] + b",1.5," + ls[1].split(b",")[2], *ls[2:]], "out of range")
+    edit(files[0], lambda ls, e: joined(ls + [score(ls[1], b"0.5"), ls[2]], e), "repeats")
+    edit(files[3], lambda ls, e: joined(ls + ls[1:], e), "two runs")
+    edit(files[5], lambda ls, e: joined([ls[0], *(score(l, b"n/a") if 0 < i < 4 else l
+                                                 for i, l in enumerate(ls[1:], 1))], e), "non-numeric")
+    edit(files[7], lambda ls, e: joined([ls[0], score(ls[1], b"1.5"), *ls[2:]], e), "out of range")
+    # read by the per-file parser: quoted fields, the legacy header, blank lines, a CR-only line end
+    edit(files[9], lambda ls, e: joined([ls[0], b'"' + ls[1].replace(b",", b'","') + b'"', *ls[2:]], e), "quoted")
+    edit(files[11], lambda ls, e: joined([b"id,score"] + [l.rsplit(b",", 1)[0] for l in ls[1:]], e), "legacy")
+    edit(files[13], lambda ls, e: joined(ls[:2] + [b""] + ls[2:], e), "blank line")
+    edit(files[15], lambda ls, e: joined(ls[:2], e) + b"\r".join(ls[2:4]) + e + joined(ls[4:], e), "CR line end")
+    # read in a joined buffer but trimmed: padding, a byte-order mark, non-ASCII ids; and the other
+    # line endings
+    edit(files[17], lambda ls, e: joined([ls[0], b" " + score(ls[1], b" 0.25\t"), *ls[2:]], e), "padded")
+    edit(files[19], lambda ls, e: b"\xef\xbb\xbf" + joined(ls, e), "byte-order mark")
+    edit(files[21], lambda ls, e: joined([ls[0], "\u00e9t\u00e9,1,m".encode(), *ls[2:]], e), "non-ASCII")
+    edit(files[23], lambda ls, e: joined(ls, e)[:-len(e)], "no final line break")
+    edit(files[25], lambda ls, e: e.join(ls[:3]) + b"\n" + b"\r\n".join(ls[3:]) + b"\r\n", "mixed line ends")
     return done
 
 
@@ -261,7 +282,7 @@ def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_p
     root = tmp_path / "t"
     generate_tree(root, n_models=4, seed=3, scale=0.02)
     done = _inject(root)
-    assert sorted(done.values()) == ["non-numeric", "out of range", "repeats", "two runs"]
+    assert len(done) == 13
     got = {}
     for how in ("bulk", "per-file"):
         with monkeypatch.context() as m:
@@ -274,24 +295,39 @@ def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_p
                         report.rows_written, report.files_per_file)
             con.close()
     (state_b, anomalies_b, rows_b, per_file_b), (state_r, anomalies_r, rows_r, per_file_r) = got["bulk"], got["per-file"]
-    assert per_file_r == len(list(root.rglob("*.csv"))) and per_file_b < per_file_r / 2
+    assert per_file_r == len(list(root.rglob("*.csv"))) and per_file_b == 4    # quoted, legacy, blank, CR
     assert rows_b == rows_r and state_b == state_r
     assert anomalies_b == anomalies_r
     kinds = {k for k, _, _ in anomalies_b}
     assert {"repeated_runs", "conflicting_duplicates", "null_scores", "out_of_range"} <= kinds
 
 
-def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, monkeypatch):
+BAD_LINES = {
+    # line 6 of a CRLF or LF synthetic file, damaged: (new line, expected line of the error)
+    "a fourth field": (lambda l: l + b",surplus", 6),
+    "a missing field": (lambda l: l.rsplit(b",", 1)[0], 6),
+    "an empty id": (lambda l: b"," + l.split(b",", 1)[1], 6),
+    "a padded empty id": (lambda l: b"  ," + l.split(b",", 1)[1], 6),
+    "whitespace only": (lambda l: b"   ", 6),
+    "a quoted line break in the id": (lambda l: b'"a\nb",1,m', 6),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(BAD_LINES))
+def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, monkeypatch, damage):
     from ingest.synthetic import generate_tree
 
     monkeypatch.setattr(bulk, "BATCH_FILES", 7)
     root = tmp_path / "t"
     generate_tree(root, n_models=4, seed=3, scale=0.02)
+    _inject(root)                                               # valid damage too, in other files
     bad = sorted(root.rglob("*.csv"))[-2]
-    lines = bad.read_bytes().split(b"\n")
-    cr = b"\r" if lines[5].endswith(b"\r") else b""
-    lines[5] = lines[5].rstrip(b"\r") + b",surplus" + cr      # line 6 gets a fourth field
-    bad.write_bytes(b"\n".join(lines))
+    data = bad.read_bytes()
+    eol = b"\r\n" if b"\r\n" in data else b"\n"
+    lines = data.split(eol)
+    change, line = BAD_LINES[damage]
+    lines[line - 1] = change(lines[line - 1])
+    bad.write_bytes(eol.join(lines))
     errors = []
     for how in ("bulk", "per-file"):
         with monkeypatch.context() as m:
@@ -303,4 +339,64 @@ def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, m
             errors.append((info.value.path, info.value.line, info.value.message))
             assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
             con.close()
-    assert errors[0] == errors[1] and errors[0][0] == str(bad) and errors[0][1] == 6
+    assert errors[0] == errors[1] and errors[0][0] == str(bad) and errors[0][1] == line
+
+
+# ------------------------------------------------------------- size and time first, then the hash
+def _reads(monkeypatch) -> list[str]:
+    """Names of the files whose bytes are read from now on (by the reader or the listing's hash)."""
+    read: list[str] = []
+    bytes_of, probe_of = bulk.BatchReader._bytes, bulk.probe
+
+    def counted_bytes(self, fi):
+        read.append(Path(self.paths[fi]).name)
+        return bytes_of(self, fi)
+
+    def counted_probe(path, classify=True):
+        read.append(Path(path).name)
+        return probe_of(path, classify)
+
+    monkeypatch.setattr(bulk.BatchReader, "_bytes", counted_bytes)
+    monkeypatch.setattr("ingest.load.probe", counted_probe)
+    return read
+
+
+def test_an_unchanged_file_is_not_read_a_touched_one_is_hashed_and_kept_a_changed_one_replaced(tmp_path, monkeypatch):
+    import os
+
+    root = _model_tree(tmp_path / "t", {"A": 0.1, "B": 0.9, "C": 0.5})
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, root, tmp_path / "lake")
+    before = _snapshot(con, tmp_path / "lake")
+    read = _reads(monkeypatch)
+    again = ingest_tree(con, root, tmp_path / "lake")
+    assert read == [] and again.files_unchanged == 6 and _snapshot(con, tmp_path / "lake") == before
+    # the same bytes with a new time: read once, a no-op for the rows, the new time recorded
+    touched = root / "gaia" / "B.csv"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10**9))
+    again = ingest_tree(con, root, tmp_path / "lake")
+    assert read == ["B.csv"] and again.files_unchanged == 6 and again.rows_written == 0
+    assert con.execute("SELECT mtime_ns FROM score_files WHERE path = 'gaia/B.csv'").fetchone()[0] == \
+        touched.stat().st_mtime_ns
+    read.clear()
+    assert ingest_tree(con, root, tmp_path / "lake").files_unchanged == 6 and read == []
+    # other bytes of the same size: read, and exactly its rows replaced
+    write_csv(root / "gaia" / "C.csv", "id,score,metric_name\ng,0.7,acc\n")
+    assert (root / "gaia" / "C.csv").stat().st_size == len("id,score,metric_name\ng,0.5,acc\n")
+    changed = ingest_tree(con, root, tmp_path / "lake")
+    assert read == ["C.csv", "C.csv"] and (changed.files_changed, changed.rows_removed, changed.rows_written) == (1, 1, 1)
+    assert con.execute("SELECT score FROM scores WHERE source_ref = 'gaia/C.csv'").fetchall() == [(0.7,)]
+    assert lake_drift(con, tmp_path / "lake") == {}
+
+
+def test_a_warehouse_from_before_sizes_and_times_hashes_once_then_records_them(tmp_path, monkeypatch):
+    root = _model_tree(tmp_path / "t", {"A": 0.1, "B": 0.9})
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, root, tmp_path / "lake")
+    con.execute("UPDATE score_files SET size = NULL, mtime_ns = NULL")          # as an older pace left them
+    read = _reads(monkeypatch)
+    first = ingest_tree(con, root, tmp_path / "lake")
+    assert sorted(read) == ["A.csv", "A.csv", "B.csv", "B.csv"] and first.files_unchanged == 4
+    assert first.rows_written == 0
+    read.clear()
+    assert ingest_tree(con, root, tmp_path / "lake").files_unchanged == 4 and read == []
