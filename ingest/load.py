@@ -38,12 +38,12 @@ import duckdb
 import pyarrow as pa
 
 from ingest.anomalies import find_anomalies, summarise
-from ingest.collapsed import refresh as refresh_collapsed
+from ingest.derived import refresh as refresh_derived
 from ingest.bulk import BatchReader, FileRows, Probe, batches, probe, stat_probe
 from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
-from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, remember_lake, stamp_lake,
-                         staging_folder, swap_lake, write_lake)
+from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, record_partitions, remember_lake,
+                         stamp_lake, staging_folder, swap_lake, write_lake)
 from ingest.lake_rows import RowsLakeWriter
 from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
@@ -272,9 +272,8 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
-        if affected:            # rows came or went: recompute the stored collapsed cells
-            with report.timed("collapsed"):
-                refresh_collapsed(con)
+        if affected:            # rows came or went: recompute the stored collapsed cells and summaries
+            refresh_derived(con, report.timed)
         with report.timed("anomalies"):
             report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:
@@ -301,6 +300,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         swap_lake(lake, staging, stale, appended=appending)
     if stale:
         con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [stale])
+        record_partitions(con, lake, stale)
     remember_lake(con, lake)
     report.seconds = time.perf_counter() - started
     return report

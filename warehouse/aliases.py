@@ -20,7 +20,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
     if clash:
         raise ValueError(f"{clash} rows of {alias!r} have the same key as rows of {model!r}; "
                          "remove one of the two files first")
-    from ingest.collapsed import refresh as refresh_collapsed
+    from ingest.derived import refresh as refresh_derived
     from ingest.lake import mark_pending, sync_lake
 
     con.execute("BEGIN TRANSACTION")
@@ -32,7 +32,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> int:
         mark_pending(con, benchmarks)
         con.execute("UPDATE scores SET model = ? WHERE model = ?", [model, alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [model, alias])
-        refresh_collapsed(con)                      # the renamed rows' cells (and the others' medians)
+        refresh_derived(con)                        # the renamed rows' cells (and the others' medians), counts
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -147,20 +147,14 @@ def demo_data(
 # ------------------------------------------------------------------------------------------ status
 @app.command()
 def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
-    """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
+    """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state.
+    Read from the counters kept at write time (no score row is scanned)."""
+    from ingest import summaries
     from ingest.lake import lake_drift, lake_of, owner_problem, pending
 
     con = open_read(db)
-    totals = con.execute("""
-        SELECT (SELECT count(*) FROM scores), (SELECT count(*) FROM score_files),
-               (SELECT count(*) FROM models WHERE known), (SELECT count(*) FROM models WHERE NOT known),
-               (SELECT count(DISTINCT (benchmark, subdir)) FROM scores)""").fetchone()
-    per_benchmark = con.execute("""
-        SELECT b.benchmark, b.role, count(DISTINCT s.subdir) AS leaves, count(DISTINCT s.model) AS models,
-               count(s.model) AS rows, count(DISTINCT (s.subdir, s.instance_id)) AS instances
-        FROM benchmarks b LEFT JOIN scores s USING (benchmark)
-        GROUP BY ALL HAVING count(s.model) > 0 OR b.role <> 'excluded'
-        ORDER BY b.role DESC, b.benchmark""").fetchall()
+    totals = summaries.totals(con)
+    per_benchmark = summaries.per_benchmark(con)
     cols = ["benchmark", "role", "leaves", "models", "rows", "instances"]
     trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*), sum(n_rows)
                            FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
@@ -170,7 +164,7 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     fit_cols = ["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"]
     lake = lake_of(con)
     owner = owner_problem(con, lake, content=False)
-    drift = [] if owner else sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
+    drift = [] if owner else sorted(set(lake_drift(con, lake, content=False, stored=True)) | set(pending(con)))
     lake_state = f"not this warehouse's: {owner} (see `pace doctor`)" if owner else "in step with scores" \
         if not drift else f"out of step for {', '.join(drift)}: run `pace doctor`"
     synthetic = any(t[1] for t in trees)
@@ -254,7 +248,11 @@ def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
 @app.command()
 def doctor(
     db: DbOpt = None,
-    check: Annotated[bool, typer.Option("--check", help="Only report; change nothing (opens read-only).")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only report; change nothing (opens read-only). Reads the "
+                                        "counts kept at write time, no score row.")] = False,
+    scan: Annotated[bool, typer.Option("--scan", help="With --check: also compare every stored summary and lake "
+                                       "partition with the score rows themselves (finds writes made outside pace; "
+                                       "a repair always does).")] = False,
     from_lake: Annotated[bool, typer.Option(
         "--from-lake", help="Rebuild a lost or damaged warehouse file from its lake (the damaged file is moved "
                             "aside, never deleted).")] = False,
@@ -277,7 +275,7 @@ def doctor(
     else:
         # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
         con = connect(db, read_only=check, create=False, refresh_collapsed=False)
-        report = run_doctor(con, repair=not check, lake=lake)
+        report = run_doctor(con, repair=not check, lake=lake, scan=scan)
     if json_out:
         emit_json(report)
     else:

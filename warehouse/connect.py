@@ -317,14 +317,15 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
 
 def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_collapsed: bool,
              sandbox: bool, wait: float | None) -> duckdb.DuckDBPyConnection:
-    from ingest.collapsed import is_stale
+    from ingest.derived import is_stale, stale
 
     if read_only:
         _require_file(path)
         con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
         problem = schema_problem(con)
         if not problem and refresh_collapsed and is_stale(con):
-            problem = "stored collapsed cells out of date (a writer stopped before recomputing them)"
+            problem = (f"stored {' and '.join(stale(con))} out of date (a writer stopped before recomputing "
+                       "them)")
         if problem:
             _refuse_foreign(con, path)
             con.close()
@@ -396,7 +397,7 @@ def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
 def _refresh_collapsed_if_stale(con: duckdb.DuckDBPyConnection) -> None:
     """Recompute the stored collapsed cells that a mark says may be out of date: a new table or rule
     (after a migration), or a writer killed before it recomputed them (see :mod:`ingest.collapsed`)."""
-    from ingest.collapsed import is_stale, refresh_stale
+    from ingest.derived import is_stale, refresh_stale
 
     if is_stale(con):
         refresh_stale(con)

@@ -4,9 +4,15 @@ Checked: the schema (applied on the write open that runs the doctor), whether th
 warehouse's own (its stamp, see :mod:`ingest.lake`: a lake of another warehouse is reported and
 never touched), lake partitions marked pending by a writer that was killed, every benchmark's lake
 partition against ``scores`` (row count and a content fingerprint; a file DuckDB cannot read is a
-damaged partition), leftover staging / trash folders inside the lake, the stored collapsed cells
-against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), and score
-files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+damaged partition), leftover staging / trash folders inside the lake, the stores derived from
+``scores`` (stored collapsed cells, counters, instance_stats: ``ingest.derived``) against their rules,
+and score files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree
+reloads them).
+
+``--check`` (``repair=False``) reads what was kept at write time and scans nothing: the stores' marks
+(a writer killed before recomputing them), the lake partitions against the counts recorded when pace
+wrote them (a partition whose files changed is read), the files' row counts against ``score_counts``.
+A repair compares everything with ``scores`` itself, so it also finds what other DuckDB clients wrote.
 
 :func:`rebuild_from_lake` goes the other way: a database file that is lost or damaged is rebuilt
 from its lake, the durable copy of the scores.
@@ -21,7 +27,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import collapsed
+from ingest import derived
 from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
                          leftovers, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
 from warehouse.connect import connect, describe_open_error, schema_problem
@@ -29,9 +35,12 @@ from warehouse.errors import UserError
 from warehouse.settings import lake_path
 
 
-def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str | os.PathLike | None = None) -> dict:
+def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str | os.PathLike | None = None,
+               scan: bool = False) -> dict:
     """Check (and with ``repair``, repair) the warehouse on ``con``. ``problems`` lists what was found,
-    ``repaired`` what was done, ``unrepaired`` what is left for the user."""
+    ``repaired`` what was done, ``unrepaired`` what is left for the user. A check without ``scan``
+    reads what was kept at write time only; a repair always compares everything with ``scores``."""
+    scan = scan or repair
     lines, problems, repaired, unrepaired = [], [], [], []
     lake = lake_of(con, lake)
     schema = schema_problem(con)
@@ -50,7 +59,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
     else:
         if marked:
             problems.append(f"lake: a writer stopped before updating {', '.join(marked)}")
-        drift = lake_drift(con, lake)
+        drift = lake_drift(con, lake, stored=not scan)
         broken = damaged(drift)
         for benchmark, ((n_table, _), (n_lake, _)) in drift.items():
             if benchmark in broken:
@@ -67,10 +76,12 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
                         f"({older[0].name}, ...): not removed, as another warehouse may have written them; "
                         "delete them by hand when no pace command is running")
         unrepaired.append(problems[-1])
-    cells_stale = _collapsed_problems(con)
-    problems += cells_stale
-    missing = con.execute("""
-        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+    stores = _store_problems(con, compare=scan)
+    problems += list(stores.values())
+    present = ("SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1" if scan
+               else "SELECT source_ref AS path, sum(n_rows) AS n FROM score_counts WHERE origin = 'ingest' GROUP BY 1")
+    missing = con.execute(f"""
+        WITH present AS ({present})
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
                                      WHEN 'inspect log' THEN 'import inspect' ELSE 'ingest' END,
                count(*), sum(f.n_rows - coalesce(p.n, 0))
@@ -81,6 +92,12 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
         problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
                         f"`{again}` reloads them")
     if repair:
+        if stores:                  # first: lake partitions written below are recorded with the new counts
+            derived.refresh_stale(con, list(stores))
+            n_cells, n_stats = con.execute("SELECT (SELECT count(*) FROM collapsed_cells), "
+                                           "(SELECT count(*) FROM instance_stats)").fetchone()
+            repaired.append(f"recomputed the stored {' and '.join(stores)} from scores ({n_cells:,} collapsed "
+                            f"cells, {n_stats:,} instance_stats rows)")
         if not foreign:
             stamped = read_stamp(lake) is None and lake.exists()
             claim_lake(con, lake)
@@ -96,16 +113,6 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
                 repaired.append(f"removed {len(stale)} leftover folder(s)")
         if schema:
             repaired.append("applied the current schema")
-        if cells_stale:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                collapsed.refresh(con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            n_cells = con.execute(f"SELECT count(*) FROM {collapsed.TABLE}").fetchone()[0]
-            repaired.append(f"recomputed the stored collapsed cells from scores ({n_cells:,} cells)")
     lines += [f"problem: {p}" for p in problems] + [f"repaired: {r}" for r in repaired]
     n_rows = con.execute("SELECT count(*) FROM scores").fetchone()[0]
     verdict = "ok" if not problems else "found problems" if not repair else \
@@ -115,14 +122,17 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             "lake": str(lake), "lines": lines}
 
 
-def _collapsed_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Why the stored collapsed cells may differ from their rule: the mark a writer leaves until it has
-    recomputed them, else a comparison of every cell (for writes made outside pace)."""
-    if collapsed.is_stale(con):
-        return ["collapsed cells: the stored cells are out of date (a writer stopped before recomputing them, "
-                "or they were computed by another version of the rule)"]
-    return [f"collapsed cells: {n:,} stored cell(s) of {benchmark} differ from the rule (collapsed_cells_live): "
-            "scores were changed outside pace" for benchmark, n in collapsed.drift(con).items()]
+def _store_problems(con: duckdb.DuckDBPyConnection, *, compare: bool) -> dict[str, str]:
+    """store -> why it may differ from its rule: the mark a writer leaves until it has recomputed it,
+    else (``compare``) a comparison of every row (for writes made outside pace)."""
+    found = {name: f"{name}: out of date (a writer stopped before recomputing them, or they were computed by "
+                   "another version of the rule)" for name in derived.stale(con)}
+    if compare:
+        for name, parts in derived.drift(con).items():
+            if name not in found:
+                found[name] = (f"{name}: " + ", ".join(f"{n:,} row(s) of {part}" for part, n in parts.items())
+                               + " differ from scores: scores were changed outside pace")
+    return found
 
 
 # ------------------------------------------------------------------------------------ --from-lake
@@ -231,7 +241,7 @@ def _fill(con: duckdb.DuckDBPyConnection, lake: Path) -> tuple[list[str], dict[s
         FROM scores WHERE origin = 'ingest' GROUP BY source_ref""")
     con.execute("""INSERT INTO benchmarks SELECT DISTINCT benchmark, 'source' FROM scores
                    WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
-    collapsed.refresh(con)
+    derived.refresh(con)
     con.execute("COMMIT")
     remember_lake(con, lake)
     if stamp is None and not unreadable:

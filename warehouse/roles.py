@@ -4,15 +4,27 @@ from __future__ import annotations
 import duckdb
 
 
+#: instance_stats correlates each source instance with at most this many targets (sql/015)
+MAX_TARGETS = 8
+
+
 def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
     """Give ``benchmark`` the role ``role``, and recompute the stored collapsed cells (only source cells
-    can be collapsed) in the same transaction."""
-    from ingest.collapsed import refresh as refresh_collapsed
+    can be collapsed) and summaries in the same transaction. A target past :data:`MAX_TARGETS` is refused."""
+    from ingest.derived import refresh as refresh_derived
+    from warehouse.errors import UserError
+
+    if role == "target":
+        others = con.execute("SELECT count(*) FROM benchmarks WHERE role = 'target' AND benchmark <> ?",
+                             [benchmark]).fetchone()[0]
+        if others >= MAX_TARGETS:
+            raise UserError(f"{benchmark}: the warehouse has {others} targets already, the most instance_stats "
+                            f"correlates with ({MAX_TARGETS}); make one of them a source or excluded first")
 
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])
-        refresh_collapsed(con)
+        refresh_derived(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

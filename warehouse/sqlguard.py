@@ -32,7 +32,7 @@ def writes(con: duckdb.DuckDBPyConnection, query: str) -> bool:
 def before_write(con: duckdb.DuckDBPyConnection, query: str) -> None:
     """Before ad-hoc SQL that may write: mark the stored collapsed cells stale (committed), so that a
     process killed before :func:`after_write` leaves them to be recomputed by the next open."""
-    from ingest.collapsed import mark_stale
+    from ingest.derived import mark_stale
 
     if writes(con, query):
         mark_stale(con)
@@ -56,7 +56,7 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     """After ad-hoc writes, bring the lake back in step with ``scores`` (only what differs) and
     recompute the stored collapsed cells if :func:`before_write` marked them (ad-hoc SQL can change any
     benchmark's rows or role, or the table itself: all of it is recomputed)."""
-    from ingest.collapsed import refresh_stale
+    from ingest.derived import refresh_stale
     from ingest.lake import lake_drift, sync_lake
 
     try:            # a transaction the SQL left open is never committed (closing rolls it back): end it
@@ -70,11 +70,15 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     if gone:
         raise UserError("the scores table is gone, so the lake was left as it was: `pace ingest` of each "
                         "results tree restores it (and `pace doctor` then says what is still missing)")
+    failed = None
+    try:                # first, so that the lake partitions written below are recorded with the new counts
+        refresh_stale(con)
+    except duckdb.Error as exc:
+        failed = exc
     drift = lake_drift(con)
     if drift:
         sync_lake(con, list(drift))
-    try:
-        refresh_stale(con)
-    except duckdb.Error as exc:
-        raise UserError(f"the stored collapsed cells could not be recomputed ({str(exc).splitlines()[0]}): "
-                        "`pace doctor` restores the schema and recomputes them") from exc
+    if failed is not None:
+        raise UserError(f"the stored collapsed cells and summaries could not be recomputed "
+                        f"({str(failed).splitlines()[0]}): `pace doctor` restores the schema and recomputes them"
+                        ) from failed

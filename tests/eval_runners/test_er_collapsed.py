@@ -67,7 +67,7 @@ def test_a_run_killed_between_commit_and_lake_is_finished_by_the_next_open(db, c
 
 def test_a_run_killed_inside_a_batch_leaves_nothing_half_written(db, chat_server, monkeypatch):
     con = connect(db, udfs=False)
-    kill_at(monkeypatch, eval_runners.writes, "refresh_collapsed")
+    kill_at(monkeypatch, eval_runners.writes, "refresh_derived")
     with pytest.raises(Killed):
         _run(con, chat_server)
     assert con.execute("SELECT count(*) FROM scores WHERE model = 'm1'").fetchone()[0] == 0

@@ -110,7 +110,7 @@ def test_changed_file_and_prune_recompute_the_cells(wh, tmp_path):
 
 def test_no_op_reingest_leaves_the_store_alone(wh, tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(ingest.load, "refresh_collapsed", lambda con: calls.append(con))
+    monkeypatch.setattr(ingest.load, "refresh_derived", lambda con, timed=None: calls.append(con))
     report = ingest_tree(wh, tmp_path / "tree", tmp_path / "lake")
     assert report.files_unchanged == report.files and calls == []
     assert [a.where for a in report.anomalies if a.kind == "collapsed_near_zero"] == ["bench/a"]
@@ -202,7 +202,7 @@ def test_strict_ingest_that_refuses_leaves_the_store_as_it_was(wh, tmp_path):
 def test_ingest_killed_while_recomputing_writes_nothing(wh, tmp_path, monkeypatch):
     rows = wh.execute("SELECT count(*) FROM scores").fetchone()[0]
     write_csv(tmp_path / "tree" / "bench" / "a" / "Broken.csv", leaf_csv(GOOD))
-    kill_at(monkeypatch, ingest.load, "refresh_collapsed")
+    kill_at(monkeypatch, ingest.load, "refresh_derived")
     with pytest.raises(Killed):
         ingest_tree(wh, tmp_path / "tree", tmp_path / "lake")
     assert wh.execute("SELECT count(*) FROM scores WHERE model = 'Broken' AND subdir = 'a' AND score > 0"
@@ -256,10 +256,11 @@ def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
     raw = duckdb.connect(str(db))                           # a DuckDB client, not pace
     raw.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")
     raw.close()
-    check = run_pace("doctor", "--check", "--db", db, "--json")
+    assert run_pace("doctor", "--check", "--db", db).exit_code == 0     # reads what pace kept: sees nothing
+    check = run_pace("doctor", "--check", "--scan", "--db", db, "--json")
     assert check.exit_code == 1
-    assert "collapsed cells: 1 stored cell(s) of bench differ from the rule (collapsed_cells_live): scores were " \
-           "changed outside pace" in json.loads(check.stdout)["problems"]
+    assert "collapsed cells: 1 row(s) of bench differ from scores: scores were changed outside pace" \
+        in json.loads(check.stdout)["problems"]
     fixed = run_pace("doctor", "--db", db)
     assert fixed.exit_code == 0 and "recomputed the stored collapsed cells" in fixed.stdout
     assert run_pace("doctor", "--check", "--db", db).exit_code == 0
