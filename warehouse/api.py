@@ -138,7 +138,7 @@ class Warehouse:
             Open read-write (refused when the warehouse was opened ``read_only``). Rows written to
             ``scores`` or ``benchmarks`` through it reach the stored ``collapsed_cells`` (and so
             ``predictions``) only once recomputed: ``Warehouse.sql(..., write=True)`` does that
-            itself, else `pace doctor` (or ``ingest.collapsed.refresh_stale`` after ``mark_stale``).
+            itself, else `pace doctor` (or ``ingest.derived.refresh_stale`` after ``mark_stale``).
         create : bool, default False
             With ``write``, create the file if it does not exist (its folder must).
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import ingest.load
-from ingest import collapsed
+from ingest import collapsed, derived, summaries
 from ingest.errors import IngestError
 from ingest.harness import import_results
 from ingest.load import ingest_tree
@@ -49,11 +49,15 @@ def stored(con) -> set[tuple]:
 
 
 def assert_store_is_the_rule(con) -> None:
-    """Every stored cell equals the rule's (values too), and no mark is left."""
+    """Every stored cell equals the rule's (values too), and no mark is left; and the summaries kept by the
+    same mechanism (counters, instance_stats: ingest.summaries) equal theirs."""
     live = set(con.execute("SELECT model, benchmark, subdir, facet, reason FROM collapsed_cells_live").fetchall())
     assert stored(con) == live
     assert collapsed.drift(con) == {}
     assert not collapsed.is_stale(con)
+    assert summaries.drift(con) == {} and not summaries.is_stale(con)
+    assert con.execute("SELECT count(*) FROM instance_stats").fetchone()[0] == \
+        con.execute("SELECT count(*) FROM instance_stats_live").fetchone()[0]
 
 
 def ingested(tmp_path):
@@ -224,7 +228,7 @@ def test_alias_killed_while_recomputing_renames_nothing(wh, monkeypatch):
 
 def test_a_mark_left_by_a_stopped_writer_is_finished_by_the_next_open(tmp_path):
     db, con = ingested(tmp_path)
-    collapsed.mark_stale(con)                               # as `pace run` does before its first call
+    derived.mark_stale(con)                                 # as `pace sql --write` does before it writes
     con.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")     # its rows; then it is killed
     con.close()
     con = connect(db, read_only=True, refresh_collapsed=False)
