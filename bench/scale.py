@@ -58,8 +58,8 @@ RESULTS = REPO / "bench" / "results" / "scale.json"
 PLOT = REPO / "bench" / "results" / "scale.png"
 PY = sys.executable
 PACE = str(Path(sys.executable).parent / "pace")
-STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "status", "doctor", "matrices", "fit", "lookup_fit",
-         "add_model", "lookups", "lookups_default")
+STEPS = ("ingest", "reingest", "pandas", "duckdb_csv", "polars", "floor", "sizes", "stats", "stats_live", "status",
+         "doctor", "matrices", "fit", "lookup_fit", "add_model", "lookups", "lookups_default")
 DEFAULT_STEPS = tuple(s for s in STEPS if s not in ("matrices", "lookups_default"))
 LOOKUP_BUDGET_S = 60.0      # per kind of lookup: slow lookups are timed over fewer calls
 GIB = 1 << 30
@@ -181,6 +181,91 @@ def probe_pandas(tree: str) -> None:
     print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
 
 
+#: the table every peer loader fills: the keys and values pace stores, without its checks and bookkeeping
+PEER_TABLE = ("CREATE TABLE scores (model VARCHAR, benchmark VARCHAR, subdir VARCHAR, instance_id VARCHAR, "
+              "score DOUBLE, metric_name VARCHAR)")
+
+
+def _peer_files(tree: str):
+    """The tree's files as the peers see them: (path, model, benchmark, subdir) per file."""
+    sys.path.insert(0, str(REPO))
+    from ingest.tree import discover
+
+    return [(str(sf.path), sf.file_model, sf.benchmark, sf.subdir) for sf in discover(tree)]
+
+
+def probe_duckdb_csv(tree: str) -> None:
+    """DuckDB's own reader: one `read_csv` over every file of the tree (its parallel reader, explicit
+    VARCHAR columns), each row's model / benchmark / subdir joined from its file name, scores cast, into
+    a table. No check, no provenance, no lake."""
+    import duckdb
+    import pyarrow as pa
+
+    started = time.perf_counter()
+    files = _peer_files(tree)
+    with tempfile.TemporaryDirectory(dir=Path(tree).parent) as tmp:
+        con = duckdb.connect(str(Path(tmp) / "peer.duckdb"))
+        con.execute(PEER_TABLE)
+        meta = pa.table(list(zip(*files)), names=["filename", "model", "benchmark", "subdir"])
+        con.register("files", meta)
+        con.execute("""
+            INSERT INTO scores
+            SELECT f.model, f.benchmark, f.subdir, r.id, TRY_CAST(r.score AS DOUBLE), r.metric_name
+            FROM read_csv($paths, columns = {'id': 'VARCHAR', 'score': 'VARCHAR', 'metric_name': 'VARCHAR'},
+                          header = true, auto_detect = false, filename = true) AS r
+            JOIN files AS f USING (filename)""", {"paths": [f[0] for f in files]})
+        stored = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+        con.close()
+    print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
+
+
+def probe_polars(tree: str) -> None:
+    """polars' lazy reader: `scan_csv` over the files of one benchmark at a time (as the pandas loop,
+    so that memory stays bounded), file names joined to model / subdir, collected and loaded into a
+    DuckDB table through Arrow. No check, no provenance, no lake."""
+    import duckdb
+    import polars as pl
+
+    started = time.perf_counter()
+    files = _peer_files(tree)
+    rows = 0
+    with tempfile.TemporaryDirectory(dir=Path(tree).parent) as tmp:
+        con = duckdb.connect(str(Path(tmp) / "peer.duckdb"))
+        con.execute(PEER_TABLE)
+        meta = pl.DataFrame(files, schema=["path", "model", "benchmark", "subdir"], orient="row")
+        for benchmark in dict.fromkeys(f[2] for f in files):
+            mine = meta.filter(pl.col("benchmark") == benchmark)
+            part = (pl.scan_csv(mine["path"].to_list(), schema={"id": pl.Utf8, "score": pl.Utf8, "metric_name": pl.Utf8},
+                                include_file_paths="path")
+                    .join(mine.lazy(), on="path")
+                    .select("model", "benchmark", "subdir", pl.col("id").alias("instance_id"),
+                            pl.col("score").cast(pl.Float64, strict=False), "metric_name")
+                    .collect().to_arrow())
+            con.register("part", part)
+            con.execute("INSERT INTO scores SELECT * FROM part")
+            con.unregister("part")
+            rows += part.num_rows
+        stored = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+        con.close()
+    print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
+
+
+def probe_floor(rows: str) -> None:
+    """The cost of DuckDB's own append alone: ``rows`` constant rows of pace's `scores` layout (nine
+    columns) inserted into a new warehouse-like file, nothing parsed. The floor under any loader that
+    stores the rows in DuckDB."""
+    import duckdb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        con = duckdb.connect(str(Path(tmp) / "floor.duckdb"))
+        con.execute((REPO / "sql" / "004_scores.sql").read_text())
+        started = time.perf_counter()
+        con.execute(f"""INSERT INTO scores SELECT 'Model-1', 'bench', '', range::VARCHAR, 0.5, 'acc', 'ingest',
+                                               'bench/Model-1.csv', TIMESTAMP '2025-01-01' FROM range({int(rows)})""")
+        con.close()
+    print(json.dumps({"rows": int(rows), "s": time.perf_counter() - started}))
+
+
 def probe_matrices(db: str) -> None:
     """The evaluation inputs as `pace loocv` / `pace fit` build them (sql/044 loocv_inputs)."""
     sys.path.insert(0, str(REPO))
@@ -296,17 +381,32 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         steps["pandas"] = step
         print(f"[{n_models}] pandas: {_brief(step)}", flush=True)
         save(res)
+    for name, flag in (("duckdb_csv", "--probe-duckdb-csv"), ("polars", "--probe-polars")):
+        if name in want:
+            r = run([PY, __file__, flag, str(tree)], timeout=timeout, cap=cap)
+            done = _json(r)
+            steps[name] = {**_public(r), **({"rows": done["rows"], "rows_per_s": round(done["rows"] / r["wall_s"])}
+                                            if done else {})}
+            print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
+            save(res)
+    if "floor" in want and res.get("rows"):
+        r = run([PY, __file__, "--probe-floor", str(res["rows"])], timeout=timeout, cap=cap)
+        done = _json(r) or {}
+        steps["floor"] = {**_public(r), **done}
+        print(f"[{n_models}] floor: {_brief(steps['floor'])}", flush=True)
+        save(res)
     if "sizes" in want and db.exists():
         res["sizes"] = {"db_mib": round(_du(db) / 2**20), "lake_mib": round(_du(wh / "lake") / 2**20)}
         print(f"[{n_models}] sizes: {res['sizes']}", flush=True)
         save(res)
-    if "stats" in want and db.exists():
-        r = run([PACE, "sql", "SELECT count(*), sum(n_models), sum(mean_score), sum(variance), sum(discrimination), "
-                 "sum(cardinality(target_correlation)) FROM instance_stats",     # every column, so none is pruned
-                 "--db", str(db), "--json"], timeout=timeout, cap=cap)
-        steps["stats"] = _public(r)
-        print(f"[{n_models}] stats: {_brief(steps['stats'])}", flush=True)
-        save(res)
+    for name, relation in (("stats", "instance_stats"), ("stats_live", "instance_stats_live")):
+        if name in want and db.exists():       # the stored table, then the rule it is kept equal to
+            r = run([PACE, "sql", "SELECT count(*), sum(n_models), sum(mean_score), sum(variance), "
+                     "sum(discrimination), sum(cardinality(target_correlation)) FROM " + relation,   # no column pruned
+                     "--db", str(db), "--json"], timeout=timeout, cap=cap)
+            steps[name] = _public(r)
+            print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
+            save(res)
     for name, cmd in (("status", ["status"]), ("doctor", ["doctor", "--check"])):
         if name in want and db.exists():
             r = run([PACE, *cmd, "--db", str(db), "--json"], timeout=timeout, cap=cap)
@@ -494,6 +594,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="folder for trees and warehouses (default: a temp "
                         "folder, removed at the end unless --keep)")
     parser.add_argument("--keep", action="store_true", help="keep trees and warehouses")
+    parser.add_argument("--fresh", action="store_true", help="drop the sizes' earlier figures first, so that every "
+                        "figure of a size comes from this run")
     parser.add_argument("--rss-cap-gib", type=float, default=10.0, help="kill a step above this resident memory")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per step")
     parser.add_argument("--fit-timeout", type=float, default=1200.0, help="seconds for `pace fit` (goal: 600 at "
@@ -509,6 +611,9 @@ def main() -> None:
     parser.add_argument("--plot", action="store_true", help="only redraw the plot (and print the table) from the JSON")
     parser.add_argument("--probe-pandas", metavar="TREE", help=argparse.SUPPRESS)
     parser.add_argument("--probe-matrices", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-duckdb-csv", metavar="TREE", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-polars", metavar="TREE", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-floor", metavar="ROWS", help=argparse.SUPPRESS)
     parser.add_argument("--probe-lookups", nargs=4, metavar=("DB", "MODEL", "NEW_MODEL", "CALLS"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -516,6 +621,10 @@ def main() -> None:
         return probe_pandas(args.probe_pandas)
     if args.probe_matrices:
         return probe_matrices(args.probe_matrices)
+    for probe, value in ((probe_duckdb_csv, args.probe_duckdb_csv), (probe_polars, args.probe_polars),
+                         (probe_floor, args.probe_floor)):
+        if value:
+            return probe(value)
     if args.probe_lookups:
         db, model, new_model, calls = args.probe_lookups
         return probe_lookups(db, model, new_model, int(calls))
@@ -538,7 +647,7 @@ def main() -> None:
         results.setdefault("sizes", {})
         try:
             for n in [int(x) for x in args.models.split(",")]:
-                old = results["sizes"].get(str(n), {})
+                old = {} if args.fresh else results["sizes"].get(str(n), {})
 
                 def save(entry: dict, n=n, old=old) -> None:
                     results["sizes"][str(n)] = {**old, **entry, "steps": {**old.get("steps", {}), **entry["steps"]}}

@@ -38,7 +38,8 @@ import duckdb
 import pyarrow as pa
 
 from ingest.anomalies import find_anomalies, summarise
-from ingest.derived import refresh as refresh_derived
+from ingest.derived import refresh as refresh_derived, refresh_stale as refresh_stale_derived
+from ingest.summaries import mark_stale as mark_summaries_stale
 from ingest.bulk import BatchReader, FileRows, Probe, batches, probe, stat_probe
 from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
@@ -272,8 +273,9 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
-        if affected:            # rows came or went: recompute the stored collapsed cells and summaries
-            refresh_derived(con, report.timed)
+        if affected:            # rows came or went: recompute the stored collapsed cells (the anomalies read
+            refresh_derived(con, report.timed, ["collapsed cells"])       # them) now, the summaries after COMMIT
+            mark_summaries_stale(con)
         with report.timed("anomalies"):
             report.anomalies += find_anomalies(con, imported=report.source != "tree")
         if strict and report.anomalies:
@@ -295,6 +297,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
             lake_rows.abort()
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    refresh_stale_derived(con, timed=report.timed)   # a kill before it leaves the mark for the next open
     with report.timed("swap"):
         stamp_lake(con, lake)
         swap_lake(lake, staging, stale, appended=appending)
