@@ -9,10 +9,17 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   to numbers), its frames concatenated and loaded into DuckDB one benchmark at a time
                   (one concat of 10^8 rows would need far more memory than the machine has); killed at
                   the RSS cap, the time for all files is extrapolated from its rate, and labelled so
+    duckdb_csv    peer: DuckDB's own `read_csv` over every file at once, model / benchmark / subdir joined
+                  from the file name, scores cast, into a table (no check, provenance or lake)
+    polars        peer: polars `scan_csv` over one benchmark's files at a time (memory bounded, as the
+                  pandas loop), collected and loaded into a DuckDB table through Arrow (no check either)
+    floor         DuckDB's append alone: as many constant rows of pace's `scores` layout as the tree has,
+                  inserted into a new file (what storing the rows costs before anything is parsed)
     sizes         database file and Parquet lake on disk
-    stats         a full scan of the instance_stats view
-    status        `pace status --json` (counts per benchmark, lake row counts)
-    doctor        `pace doctor --check --json` (content fingerprint of scores and of the lake)
+    stats         a full scan of the stored instance_stats table (kept at write time)
+    stats_live    a full scan of instance_stats_live, the rule that table is kept equal to
+    status        `pace status --json` (counts per benchmark, lake row counts: from the counters)
+    doctor        `pace doctor --check --json` (marks, counters and the lake records: no score row read)
     matrices      the evaluation inputs: loocv_inputs pivoted into dense arrays (warehouse.matrices)
     fit           `pace fit FIT_ARGS --json` (default: no arguments, i.e. the default method with
                   intervals); killed at the RSS cap or the timeout, and recorded as such
@@ -489,23 +496,25 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
 
     plt = pyplot()
     sizes = sorted(results.get("sizes", {}).values(), key=lambda s: s.get("rows") or 0)
+    def wall(step):
+        return lambda s: s["steps"].get(step, {}).get("wall_s") if s["steps"].get(step, {}).get("rc") == 0 else None
+
+    def p50(step, what):
+        return lambda s: ((s["steps"].get(step, {}).get(what) or {}).get("p50_ms") or 0) / 1000 or None
+
     series = {
-        "ingest (ours)": lambda s: s["steps"].get("ingest", {}).get("wall_s"),
-        "pandas loop": lambda s: s["steps"].get("pandas", {}).get("wall_s")
-        if not s["steps"].get("pandas", {}).get("killed") else None,
-        "re-ingest (no-op)": lambda s: s["steps"].get("reingest", {}).get("wall_s"),
-        "instance_stats scan": lambda s: s["steps"].get("stats", {}).get("wall_s"),
-        "evaluation inputs (loocv_inputs)": lambda s: None if s["steps"].get("matrices", {}).get("note")
-        else s["steps"].get("matrices", {}).get("s"),
-        "pace fit": lambda s: s["steps"].get("fit", {}).get("wall_s") if s["steps"].get("fit", {}).get("rc") == 0
-        else None,
-        "add one model": lambda s: s["steps"].get("add_model", {}).get("wall_s"),
-        "predictions, one model (p50)": lambda s: (s["steps"].get("lookups", {}).get("predictions") or {}).get(
-            "p50_ms", 0) / 1000 or None,
-        "predictions, one model, default fit (p50)": lambda s: (
-            s["steps"].get("lookups_default_fit", {}).get("predictions") or {}).get("p50_ms", 0) / 1000 or None,
-        "plan, new model (p50)": lambda s: (s["steps"].get("lookups", {}).get("plan_new_model") or {}).get(
-            "p50_ms", 0) / 1000 or None,
+        "ingest (ours)": wall("ingest"),
+        "DuckDB read_csv (peer)": wall("duckdb_csv"),
+        "polars scan_csv (peer)": wall("polars"),
+        "pandas loop (peer)": lambda s: wall("pandas")(s) if not s["steps"].get("pandas", {}).get("killed") else None,
+        "DuckDB append alone (floor)": wall("floor"),
+        "re-ingest (no-op)": wall("reingest"),
+        "add one model": wall("add_model"),
+        "instance_stats (stored table)": wall("stats"),
+        "instance_stats_live (the rule)": wall("stats_live"),
+        "pace status": wall("status"),
+        "pace fit": wall("fit"),
+        "predictions, one model (p50)": p50("lookups", "predictions"),
     }
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for label, get in series.items():
@@ -527,58 +536,45 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
     return path
 
 
-def _pandas_rate(step: dict) -> tuple[float | None, str]:
-    """The pandas loop's rows/s and how it was obtained ('' = it finished)."""
-    if step.get("rc") == 0 and step.get("rows_per_s"):
-        return step["rows_per_s"], ""
-    p = step.get("progress_at_kill")
-    if p and p.get("s"):
-        return p["rows"] / p["s"], f"killed after {p['files']}/{p['of']} files: rate of that prefix"
-    return None, "-"
+def _rate(step: dict) -> float | None:
+    return step.get("rows_per_s") if step.get("rc") == 0 else None
+
+
+def _load(step: dict) -> str:
+    return f"{step['load_before'][0]:.0f}" if step.get("load_before") else "-"
 
 
 def table(results: dict) -> str:
-    """The README table (markdown)."""
-    head = ("| models | rows | ingest s | ours M rows/s | pandas loop M rows/s | ours / pandas wall (CPU) | ingest peak RSS "
-            "| DB / lake MiB | instance_stats s | status / doctor s | plan p50 / p95 ms | predictions p50 / p95 ms "
-            "| pace fit |")
+    """The README table (markdown): every figure of a size from one run, the load average beside it."""
+    head = ("| models | rows | ingest s (CPU s) | ours M rows/s | DuckDB read_csv | polars scan_csv | pandas loop "
+            "| ours / pandas | ours / fastest peer, wall (CPU) | DuckDB append floor s (CPU) | ingest peak RSS "
+            "| instance_stats s: stored / live | status / doctor --check s | predictions p50 ms | pace fit "
+            "| load (ingest, peers) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in sorted(results.get("sizes", {}).values(), key=lambda s: s["models"]):
         st = s["steps"]
         ing, fit = st.get("ingest", {}), st.get("fit", {})
-        ours = ing.get("rows_per_s")
-        theirs, how = _pandas_rate(st.get("pandas", {}))
-        ratio = f"{ours / theirs:.1f}x" if ours and theirs else "-"
-        pst = st.get("pandas", {})
-        if ing.get("cpu_s") and pst.get("rc") == 0 and pst.get("cpu_s"):     # per CPU-second: less load-bound
-            ratio += f" ({pst['cpu_s'] / ing['cpu_s']:.1f}x)"
-        pandas = f"{theirs / 1e6:.2f}" + (f" ({how})" if how else "") if theirs else how
-        if fit.get("note"):
-            fit_s = "not run since the merge (before: " + (f"killed, {fit['killed']}" if fit.get("killed") else
-                                                          f"rc {fit.get('rc')}, out of memory") + ")"
-        elif fit.get("rc") == 0:
-            fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB"
-        elif fit:
-            fit_s = (f"killed at {fit['wall_s']:.0f} s ({fit['killed']})" if fit.get("killed")
-                     else f"rc {fit.get('rc')}: {fit.get('error', '')}"[:70])
-        else:
-            fit_s = "-"
-        lk = st.get("lookups", {})
-        plan_ = lk.get("plan_known_model") or {}
-        # the `fit` step's own fit (all sources) when it succeeded, else `lookup_fit`'s light one
-        first = "full" if fit.get("rc") == 0 else "light"
-        pred_s = "; ".join(f"{pred['p50_ms']} / {pred['p95_ms']}" + (f" ({kind} {'+'.join(probe['current_fits'])} fit)"
-                                                                      if probe.get("current_fits") else "")
-                           for kind, probe in ((first, lk), ("light", st.get("lookups_default_fit", {})))
-                           for pred in [probe.get("predictions")] if pred) or "- / -"
-        sizes = s.get("sizes", {})
-        sd = "/".join(f"{st[k]['wall_s']:.1f}" if k in st else "-" for k in ("status", "doctor"))
-        lines.append(f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} | "
-                     f"{(ours or 0) / 1e6:.2f} | {pandas} | {ratio} | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
-                     f"{sizes.get('db_mib', '-')} / {sizes.get('lake_mib', '-')} | "
-                     f"{st.get('stats', {}).get('wall_s', 0):.1f} | {sd} | "
-                     f"{plan_.get('p50_ms', '-')} / {plan_.get('p95_ms', '-')} | "
-                     f"{pred_s} | {fit_s} |")
+        ours = _rate(ing)
+        peers = {name: _rate(st.get(name, {})) for name in ("duckdb_csv", "polars", "pandas")}
+        shown = {k: f"{v / 1e6:.2f}" if v else "-" for k, v in peers.items()}
+        pandas = peers["pandas"]
+        fastest = max((k for k in ("duckdb_csv", "polars") if peers[k]), key=lambda k: peers[k], default=None)
+        vs_fast = "-"
+        if ours and fastest:
+            peer = st[fastest]
+            vs_fast = f"{peer['wall_s'] / ing['wall_s']:.2f}x ({peer['cpu_s'] / ing['cpu_s']:.2f}x) of {fastest}"
+        floor = st.get("floor", {})
+        fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB" if fit.get("rc") == 0 else "-"
+        pred = (st.get("lookups", {}).get("predictions") or {}).get("p50_ms", "-")
+        sd = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("status", "doctor"))
+        stats = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("stats", "stats_live"))
+        loads = "/".join(_load(st.get(k, {})) for k in ("ingest", "duckdb_csv", "polars", "pandas"))
+        lines.append(
+            f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} ({ing.get('cpu_s', 0):.0f}) | "
+            f"{(ours or 0) / 1e6:.2f} | {shown['duckdb_csv']} | {shown['polars']} | {shown['pandas']} | "
+            f"{f'{ours / pandas:.1f}x' if ours and pandas else '-'} | {vs_fast} | "
+            f"{floor.get('wall_s', '-')} ({floor.get('cpu_s', '-')}) | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
+            f"{stats} | {sd} | {pred} | {fit_s} | {loads} |")
     return "\n".join(lines)
 
 
