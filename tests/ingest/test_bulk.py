@@ -1,5 +1,5 @@
-"""The batch reader (DuckDB's CSV reader over many files) against the per-file parser: same rows,
-same counts, same errors, on every way a file can be read."""
+"""The batch reader (files joined and parsed by one Arrow CSV call) against the per-file parser: same
+rows, same counts, same errors, on every way a file can be read."""
 from __future__ import annotations
 
 import hashlib
@@ -7,6 +7,7 @@ import itertools
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import ingest.bulk as bulk
@@ -78,8 +79,9 @@ def test_every_route_gives_the_per_file_parsers_rows(tmp_path, monkeypatch, dupl
 
 
 def test_fast_route_scores_follow_the_per_file_rule(tmp_path):
-    """DuckDB's cast on the fast route gives what parse_scores gives (Python float, finite, else NULL)
-    for every string of up to 4 characters of "01.e+-_" and some words."""
+    """The fast route's score rule gives what parse_scores gives (Python float, finite, else NULL) for
+    every string of up to 4 characters of "01.e+-_" and some words: Arrow's cast where it takes a
+    string (always with Python's value), DuckDB's TRY_CAST for a batch with a string it does not take."""
     texts = sorted({"".join(t) for n in range(1, 5) for t in itertools.product("01.e+-_", repeat=n)}
                    | {"inf", "-inf", "nan", "NaN", "Infinity", "1e400", "1e-400", "1_000", "+-1", "0x10", "1d5"})
     data = ("id,score,metric_name\n" + "".join(f"i{k},{s},m\n" for k, s in enumerate(texts))).encode()
@@ -87,15 +89,24 @@ def test_fast_route_scores_follow_the_per_file_rule(tmp_path):
     write_csv(root / "src" / "M.csv", data)
     assert bulk.probe(root / "src" / "M.csv").route == "fast"
     con = connect(tmp_path / "w.duckdb")
-    assert ingest_tree(con, root, tmp_path / "lake").files_per_file == 0     # DuckDB read it
+    assert ingest_tree(con, root, tmp_path / "lake").files_per_file == 0     # read in a joined batch
     got = dict(con.execute("SELECT instance_id, score FROM scores").fetchall())
     expected = parse_scores(pa.chunked_array([pa.array(texts)])).to_pylist()
     assert [got[f"i{k}"] for k in range(len(texts))] == expected
     assert got[f"i{texts.index('+-1')}"] is None and got[f"i{texts.index('1_000')}"] == 1000.0
+    taken_by_arrow = 0
+    for text in texts:
+        try:
+            value = pc.cast(pa.array([text]), pa.float64())[0].as_py()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        taken_by_arrow += 1
+        assert value == float(text) or (value != value and float(text) != float(text)), text
+    assert taken_by_arrow > 100
 
 
 BAD_IN_A_BATCH = {
-    # file bytes, message fragment, line: each read by DuckDB first, then named by the per-file parser
+    # file bytes, message fragment, line: each read in a joined batch first, then named by the per-file parser
     "ragged": (b"id,score,metric_name\nx,1,m\ny,0,m,extra\n", "4 fields", 3),
     "short": (b"id,score,metric_name\nx,1,m\ny,0\n", "2 fields", 3),
     "empty id": (b"id,score,metric_name\nx,1,m\n,0,m\n", "empty instance id", 3),
@@ -219,7 +230,7 @@ def test_a_kill_before_the_new_files_land_is_repaired_on_the_next_open(tmp_path,
 
 # ------------------------------------------------------------- bulk path == per-file path, whole tree
 def _per_file_only(monkeypatch):
-    """Every file read by the per-file parser (the reference), none by DuckDB's reader."""
+    """Every file read by the per-file parser (the reference), none in a joined batch."""
     classify = bulk._classify
     monkeypatch.setattr(bulk, "_classify", lambda name, data: ("reference", *classify(name, data)[1:]))
 
@@ -400,3 +411,40 @@ def test_a_warehouse_from_before_sizes_and_times_hashes_once_then_records_them(t
     assert first.rows_written == 0
     read.clear()
     assert ingest_tree(con, root, tmp_path / "lake").files_unchanged == 4 and read == []
+
+
+def _classify_by_definition(name: str, data: bytes) -> tuple:
+    """The routes of the module doc, one byte-level fact at a time (what bulk._classify computes in two passes)."""
+    from ingest.csvfile import HEADER_LEGACY, header_layout
+
+    if not data or b"\x00" in data or b'"' in data:
+        return "reference", "", 0, 0
+    try:
+        data.decode("utf-8")
+        header = header_layout(name, data)
+    except (UnicodeDecodeError, IngestError):
+        return "reference", "", 0, 0
+    layout = ",".join(header)
+    first = data.find(b"\n")
+    if header == HEADER_LEGACY or first < 0 or first + 1 == len(data) \
+            or data.count(b"\r") != data.count(b"\r\n") or b"\n\n" in data or b"\n\r\n" in data:
+        return "reference", layout, 0, 0
+    padded = not data.isascii() or any(bytes([c]) in data for c in b" \t\x0b\x0c\x1c\x1d\x1e\x1f")
+    return ("careful" if padded else "fast"), layout, data.count(b"\n") - (1 if data.endswith(b"\n") else 0), first + 1
+
+
+def test_classify_agrees_with_its_definition_on_random_files():
+    import random
+
+    rng = random.Random(7)
+    alphabet = [b"a", b"1", b"0.5", b",", b",", b"\n", b"\n", b"\r\n", b"\r", b'"', b" ", b"\t", b"\x0c", b"\x00",
+                "\u00e9".encode(), b"\xff", b"\xef\xbb\xbf"]
+    headers = [b"id,score,metric_name\n", b"id,score,metric_name\r\n", b"id,score\n", b"\xef\xbb\xbfid,score,metric_name\n",
+               b"id,score,metric_name", b"x,y,z\n", b""]
+    routes = set()
+    for _ in range(4000):
+        data = rng.choice(headers) + b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        got = bulk._classify("f.csv", data)
+        assert got == _classify_by_definition("f.csv", data), data
+        routes.add(got[0])
+    assert routes == {"fast", "careful", "reference"}
