@@ -74,6 +74,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/loocv.py
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/intervals.py
+	$(BIN)/python bench/anchors.py --report
+	$(BIN)/python bench/anchors_range.py
 
 clean:
 	rm -rf $(VENV) pace.duckdb pace.duckdb.wal lake demo_warehouse

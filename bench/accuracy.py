@@ -254,7 +254,9 @@ def main():
             for seed in (0, 1, 2):
                 results["synthetic"][str(seed)] = synthetic_stress(tmp, seed, [m for m in methods if m != "compat"])
     out = REPO / "bench" / "results" / "accuracy.json"
-    out.write_text(json.dumps(results, indent=1, default=float))
+    saved = json.loads(out.read_text()) if out.is_file() else {}
+    saved.update(results)            # other scripts' sections (bench/anchors.py: anchors, anchors_range) stay
+    out.write_text(json.dumps(saved, indent=1, default=float))
     print(f"wrote {out.relative_to(REPO)}")
 
 

@@ -14,14 +14,14 @@ import difflib
 
 import duckdb
 
+from ingest.noise import second_spelling_of
+from ingest.preference import BOTH_TABLES, PRESENT_ROWS
 from ingest.report import Anomaly
 
-# Rows per ingested file (one pass over a dictionary-compressed column), then one row per file of
-# the tree that has rows: its model, leaf, role, rows and id fingerprint.
-_FILE_ROWS = """
-    CREATE OR REPLACE TEMP TABLE file_rows AS
-    SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY source_ref
-"""
+# Rows per ingested file (one pass over a dictionary-compressed column; rows a second source's preferred
+# rows keep out of scores count too: ingest.preference), then one row per file of the tree that has rows:
+# its model, leaf, role, rows and id fingerprint.
+_FILE_ROWS = f"CREATE OR REPLACE TEMP TABLE file_rows AS {PRESENT_ROWS}"
 _TREE_FILES = """
     CREATE OR REPLACE TEMP TABLE tree_file_rows AS
     SELECT sf.path, sf.model, sf.benchmark, sf.subdir, b.role, r.n, sf.ids_hash
@@ -41,8 +41,12 @@ def _short(names: list[str], limit: int = 6) -> str:
 
 
 def _closest_model(name: str, known: set[str]) -> str | None:
-    """The known model a misnamed file most likely belongs to: the longest known name the file name
-    starts with (``DeepSeek-V3.2-Reasoner`` -> ``DeepSeek-V3.2``), else the closest spelling."""
+    """The known model a misnamed file most likely belongs to: one it spells another way
+    (``ingest.noise.second_spelling_of``), else the longest known name the file name starts with
+    (``DeepSeek-V3.2-Reasoner`` -> ``DeepSeek-V3.2``), else the closest spelling."""
+    spelled = second_spelling_of(name, sorted(known))
+    if spelled:
+        return spelled
     prefixes = sorted((k for k in known if name.startswith(k)), key=len, reverse=True)
     if prefixes:
         return prefixes[0]
@@ -64,10 +68,12 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         SELECT DISTINCT s.model FROM scores AS s JOIN benchmarks AS b USING (benchmark)
         WHERE s.origin = 'runner' AND b.role = 'source'""").fetchall()}
 
-    # Files whose (aliased) model has no source rows anywhere: usually a misnamed file.
+    # Files whose (aliased) model has no source rows anywhere: usually a misnamed file. (A model held out as
+    # another spelling of a known one was reported as such: ingest.noise.)
     if known:
         rows = con.execute("""
             SELECT model, list(DISTINCT path ORDER BY path) FROM tree_file_rows
+            WHERE model NOT IN (SELECT model FROM model_holds)
             GROUP BY model ORDER BY model""").fetchall()
         for model, paths in rows:
             if model not in known:
@@ -108,7 +114,7 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         # constants (not a subquery), so DuckDB's zone maps skip row groups of other files
         con.execute(f"""
             UPDATE leaf_union AS l SET n_union = u.n_union
-            FROM (SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM scores
+            FROM (SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_union FROM {BOTH_TABLES}
                   WHERE source_ref IN ({", ".join("?" * len(representatives))}) GROUP BY ALL) AS u
             WHERE l.benchmark = u.benchmark AND l.subdir = u.subdir""", sorted(representatives))
     rows = con.execute("""
@@ -124,13 +130,16 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         out.append(Anomaly(kind, _leaf(benchmark, subdir),
                            f"rows per model {lo}-{hi}, union of ids {n_union}; fewer: {_short(short_models or [])}"))
 
-    # Scores outside [0, 1]: kept as they are, reported.
+    # Scores outside [0, 1]: kept as they are, reported per file (a count and the first few).
     rows = con.execute("""
-        SELECT source_ref, instance_id, score FROM scores
+        SELECT source_ref, count(*), list(instance_id ORDER BY instance_id)[1:3], list(score ORDER BY instance_id)[1:3]
+        FROM scores
         WHERE (score < 0 OR score > 1) AND source_ref IN (SELECT path FROM tree_file_rows)
-        ORDER BY source_ref, instance_id""").fetchall()
-    for path, instance_id, score in rows:
-        out.append(Anomaly("out_of_range", path, f"id {instance_id!r} score {score!r} outside [0, 1] (kept)"))
+        GROUP BY source_ref ORDER BY source_ref""").fetchall()
+    for path, n, ids, values in rows:
+        shown = ", ".join(f"id {i!r} score {v!r}" for i, v in zip(ids, values))
+        out.append(Anomaly("out_of_range", path, f"{shown} outside [0, 1] (kept)" if n == 1 else
+                           f"{n} scores outside [0, 1] (kept): {shown}" + (f" (+{n - 3} more)" if n > 3 else "")))
 
     # Per-file counts recorded at parse time.
     rows = con.execute("""

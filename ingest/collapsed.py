@@ -6,7 +6,11 @@ few thousand rows instead of two scans of every source row per query (10 s per `
 Every write keeps the table equal to the rule, through :mod:`ingest.derived` (the one mechanism that
 keeps every store derived from ``scores`` in step: when each writer recomputes, and the marks).
 
-The mark is the stamp ``pace_meta`` 'collapsed_cells': the fingerprint of the rule the table was computed
+The per-leaf instance counts ``source_leaves`` (rule ``source_leaves_live``: one scan of the source rows,
+read by ``model_sources`` so that a prediction for one model does not count every model's rows) are
+stored the same way, by the same calls: every writer that changes rows or roles already comes here.
+
+The mark is the stamp ``pace_meta`` 'collapsed_cells': the fingerprint of the rules the tables were computed
 by, absent while a writer may have left the table behind, different after the rule changed. A refresh
 recomputes the whole table: the rule reads every source row even when asked for one benchmark (DuckDB
 does not push such a filter past the rule's shared aggregates), so a partial one would cost the same.
@@ -21,6 +25,8 @@ import duckdb
 
 TABLE = "collapsed_cells"
 RULE = "collapsed_cells_live"
+#: every stored table kept equal to its rule here: table -> rule
+STORED = {TABLE: RULE, "source_leaves": "source_leaves_live"}
 STAMP_KEY = "collapsed_cells"
 _KEY = ("model", "benchmark", "subdir", "facet")
 #: mean and others_median are sums over many rows, added in an order that varies with DuckDB's threads
@@ -29,11 +35,14 @@ _TOLERANCE = 1e-9
 
 @lru_cache(maxsize=1)
 def rule_fingerprint() -> str:
-    """sha256 of the rule's schema file: a changed rule makes every stored row suspect."""
+    """sha256 of the rules' schema files: a changed rule makes every stored row suspect."""
     from warehouse.settings import SQL_DIR
 
-    (path,) = SQL_DIR.glob(f"[0-9][0-9][0-9]_{RULE}.sql")
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for rule in STORED.values():
+        (path,) = SQL_DIR.glob(f"[0-9][0-9][0-9]_{rule}.sql")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def is_stale(con: duckdb.DuckDBPyConnection) -> bool:
@@ -43,10 +52,11 @@ def is_stale(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
-    """Recompute the table from the rule and stamp it. Runs inside the caller's transaction (call it after
-    the writes, before COMMIT)."""
-    con.execute(f"DELETE FROM {TABLE}")
-    con.execute(f"INSERT INTO {TABLE} BY NAME SELECT * FROM {RULE}")
+    """Recompute the tables from their rules and stamp them. Runs inside the caller's transaction (call it
+    after the writes, before COMMIT)."""
+    for table, rule in STORED.items():
+        con.execute(f"DELETE FROM {table}")
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {rule}")
     con.execute("INSERT OR REPLACE INTO pace_meta VALUES (?, ?)", [STAMP_KEY, rule_fingerprint()])
 
 
@@ -71,8 +81,8 @@ def refresh_stale(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Benchmarks whose stored rows differ from the rule's: name -> number of cells that differ (missing,
-    extra, or another value). Costs what the rule costs: two scans of the source rows."""
+    """Benchmarks whose stored rows differ from the rules': name -> number of cells (or source leaves) that
+    differ (missing, extra, or another value). Costs what the rules cost: three scans of the source rows."""
     key = " AND ".join(f"s.{k} = r.{k}" for k in _KEY)
     rows = con.execute(f"""
         SELECT coalesce(s.benchmark, r.benchmark) AS benchmark, count(*) AS n
@@ -82,4 +92,12 @@ def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
            OR (s.others_median IS NULL) <> (r.others_median IS NULL) OR (s.mean IS NULL) <> (r.mean IS NULL)
            OR abs(s.mean - r.mean) > {_TOLERANCE} OR abs(s.others_median - r.others_median) > {_TOLERANCE}
         GROUP BY 1 ORDER BY 1""").fetchall()
-    return dict(rows)
+    leaves = con.execute("""
+        SELECT coalesce(s.benchmark, r.benchmark) AS benchmark, count(*) AS n
+        FROM source_leaves AS s FULL OUTER JOIN source_leaves_live AS r USING (benchmark, subdir)
+        WHERE s.n_instances IS DISTINCT FROM r.n_instances
+        GROUP BY 1 ORDER BY 1""").fetchall()
+    out = dict(rows)
+    for benchmark, n in leaves:
+        out[benchmark] = out.get(benchmark, 0) + n
+    return dict(sorted(out.items()))

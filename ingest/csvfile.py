@@ -259,10 +259,10 @@ def repeated_runs(table: pa.Table) -> tuple[int, list[float]]:
 def conflicting_ids(table: pa.Table) -> list[str]:
     """Ids whose repeated rows disagree on the score (a NULL counts as a value), in file order."""
     values: dict[str, set] = {}
-    order: list[str] = []
+    order: dict[str, None] = {}       # a dict, not a list: membership in O(1) (10^6 repeated ids)
     for i, s in zip(table.column("instance_id").to_pylist(), table.column("score").to_pylist()):
         seen = values.setdefault(i, set())
-        if seen and s not in seen and i not in order:
-            order.append(i)
+        if seen and s not in seen:
+            order.setdefault(i)
         seen.add(s)
-    return order
+    return list(order)

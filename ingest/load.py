@@ -37,6 +37,7 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
+from ingest import preference
 from ingest.anomalies import find_anomalies, summarise
 from ingest.derived import refresh as refresh_derived, refresh_stale as refresh_stale_derived
 from ingest.summaries import mark_stale as mark_summaries_stale
@@ -46,22 +47,26 @@ from ingest.errors import IngestError
 from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, record_partitions, remember_lake,
                          stamp_lake, staging_folder, swap_lake, write_lake)
 from ingest.lake_rows import RowsLakeWriter
-from ingest.report import Anomaly, IngestReport
+from ingest.noise import hold_noise
+from ingest.report import Anomaly, IngestReport, anomaly_lines
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
 
 
-def _resolve_models(files: list[ScoreFile], aliases: dict[str, str]) -> dict[str, str]:
-    """rel path -> model; two files of one leaf resolving to one model is an error."""
-    owner: dict[tuple[str, str, str], str] = {}
+def _resolve_models(units: list[Unit], aliases: dict[str, str]) -> dict[str, str]:
+    """rel path -> model; two files of one leaf resolving to one model (and one source) is an error."""
+    owner: dict[tuple[str, str, str, str | None], str] = {}
     model_of: dict[str, str] = {}
-    for sf in files:
+    for unit in units:
+        sf = unit.sf
         model = aliases.get(sf.file_model, sf.file_model)
-        key = (sf.benchmark, sf.subdir, model)
+        model_of[sf.rel] = model
+        if not unit.scores:                     # no score rows: nothing to clash with
+            continue
+        key = (sf.benchmark, sf.subdir, model, unit.source)
         if key in owner:
             raise IngestError(str(sf.path), f"model {model!r} already comes from {owner[key]} in this leaf "
                               "(check model_aliases)")
         owner[key] = sf.rel
-        model_of[sf.rel] = model
     return model_of
 
 
@@ -114,12 +119,19 @@ class Unit:
     ``sha256`` is the source file's; ``mapping`` (imports only) the map entry that turned it into
     rows, so an unchanged file under a changed map is read again. A CSV file carries its ``probe``
     and is read in bulk (:mod:`ingest.bulk`); an imported leaf carries ``parse``, called only when
-    the unit is new or changed."""
+    the unit is new or changed.
+
+    ``source`` is ``score_files.source``: None for the warehouse's own files, else the source whose
+    rows may stand beside another's for one (model, leaf) (:mod:`ingest.preference`). A unit with
+    ``scores=False`` holds no score rows (its ``parse`` gives none): the file's provenance is recorded
+    like any other's, its content goes to the importer's own tables (``load_units``'s ``side``)."""
     sf: ScoreFile
     sha256: str
     parse: Callable[[], ParsedFile] | None = None
     mapping: str | None = None
     probe: Probe | None = None
+    source: str | None = None
+    scores: bool = True
 
 
 def check_duplicates_policy(duplicates: str, where: str) -> None:
@@ -137,11 +149,13 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
     check_duplicates_policy(duplicates, str(root))
     started = time.perf_counter()
     root = Path(root)
-    files = discover(root)
+    skipped: list[tuple[str, str]] = []
+    files = discover(root, skipped)
     if not files:
         raise IngestError(str(root), "no score files (<benchmark>/[<subdir>/]<Model>.csv) in this directory")
     report = IngestReport(root=str(root), files=len(files), tree=tree_identity(root),
                           synthetic=is_synthetic_tree(root))
+    report.anomalies += [Anomaly("skipped_path", path, why) for path, why in skipped]
     known = {r[0]: r[1:] for r in con.execute(
         "SELECT path, tree, size, mtime_ns, sha256 FROM score_files WHERE tree = ? OR tree IS NULL", [report.tree]).fetchall()}
 
@@ -165,11 +179,18 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
 
 def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: IngestReport,
                lake: str | os.PathLike | None = None, *, prune: bool = False, strict: bool = False, progress=None,
-               duplicates: str = "first", started: float | None = None) -> IngestReport:
+               duplicates: str = "first", started: float | None = None,
+               side: Callable[[duckdb.DuckDBPyConnection, list[str], list[str]], None] | None = None,
+               skip_anomalies: frozenset[str] = frozenset()) -> IngestReport:
     """Store the units of one tree (``report.tree``) with every guarantee of ``pace ingest``: unchanged
     units are no-ops, changed ones replace exactly their rows, all or nothing, anomalies reported,
     provenance recorded, the lake kept equal to ``scores``. ``report`` arrives with the tree's identity
-    (and any anomalies the reader found) and is returned filled in."""
+    (and any anomalies the reader found) and is returned filled in.
+
+    ``side(con, removed, written)`` runs inside the transaction after the score rows are in: an importer
+    replaces its own tables' rows of the units ``removed`` (replaced or pruned) by those of ``written``
+    (new or changed), by ``source_ref``; it may add anomalies to ``report``. ``skip_anomalies``: kinds of
+    the tree-wide report the importer words better itself."""
     started = time.perf_counter() - report.seconds if started is None else started
     root, tree, synthetic = Path(report.root), report.tree, report.synthetic
     lake = Path(lake) if lake is not None else lake_of(con)
@@ -177,9 +198,9 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     claim_lake(con, lake, stamp=False)      # a lake of another warehouse is refused before anything is read
 
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
-    model_of = _resolve_models([u.sf for u in units], aliases)
-    stored = {r[0]: r[1:] for r in con.execute("""
-        WITH present AS (SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1)
+    model_of = _resolve_models(units, aliases)
+    stored = {r[0]: r[1:] for r in con.execute(f"""
+        WITH present AS ({preference.PRESENT_ROWS})
         SELECT f.path, f.sha256, f.model, f.tree, f.n_rows, coalesce(f.duplicates, 'first'), f.n_duplicates,
                coalesce(p.n, 0), f.mapping, f.size, f.mtime_ns
         FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
@@ -226,6 +247,10 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     report.files_disappeared = len(disappeared)
 
     rewritten = [u.sf.rel for u in todo]
+    # what the warehouse knew before: only models and benchmarks new to it are held out or excluded (ingest.noise)
+    models_before = {m for (m,) in con.execute("SELECT DISTINCT model FROM score_files UNION "
+                                               "SELECT DISTINCT model FROM scores WHERE origin = 'runner'").fetchall()}
+    benchmarks_before = {b for (b,) in con.execute("SELECT benchmark FROM benchmarks").fetchall()}
     staging = staging_folder(lake)
     recorded_at = datetime.now().replace(microsecond=0)
     lake_rows: RowsLakeWriter | None = None
@@ -235,14 +260,17 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
                     [sorted(current)])
         con.execute("CREATE OR REPLACE TEMP TABLE rewritten AS SELECT unnest(?::VARCHAR[]) AS path",
                     [rewritten + (disappeared if prune else [])])
-        affected = {b for (b,) in con.execute(
-            "SELECT DISTINCT benchmark FROM score_files WHERE path IN (SELECT path FROM rewritten)").fetchall()}
-        if affected:
-            with report.timed("delete"):
-                removed = "origin = 'ingest' AND source_ref IN (SELECT path FROM rewritten)"
-                report.rows_removed = con.execute(f"SELECT count(*) FROM scores WHERE {removed}").fetchone()[0]
+        affected = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM score_files "
+                                              "WHERE path IN (SELECT path FROM rewritten) AND n_rows > 0").fetchall()}
+        with report.timed("delete"):
+            removed = "origin = 'ingest' AND source_ref IN (SELECT path FROM rewritten)"
+            if affected:
+                report.rows_removed = con.execute(f"""SELECT (SELECT count(*) FROM scores WHERE {removed})
+                                                      + (SELECT count(*) FROM scores_displaced WHERE {removed})
+                                                   """).fetchone()[0]
                 con.execute(f"DELETE FROM scores WHERE {removed}")
-                con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
+                con.execute(f"DELETE FROM scores_displaced WHERE {removed}")
+            con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
         if adopted:
             con.execute("UPDATE score_files SET tree = ?, synthetic = ? WHERE path IN (SELECT unnest(?::VARCHAR[]))",
                         [tree, synthetic, adopted])
@@ -253,7 +281,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
                             "WHERE f.path = r.path")
             finally:
                 con.unregister("restat_files")
-        new_benchmarks = {u.sf.benchmark for u in todo}
+        new_benchmarks = {u.sf.benchmark for u in todo if u.scores}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
         # Benchmarks that only gain rows (no file of theirs replaced or reloaded, a partition on disk
@@ -268,19 +296,32 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
                                   progress, mapping_of)
             appending -= runs_replaced
             affected |= new_benchmarks
+        if side is not None:
+            with report.timed("side"):
+                side(con, rewritten + (disappeared if prune else []), [u.sf.rel for u in todo])
+        with report.timed("preference"):
+            moved = preference.refresh(con)     # which source each contested (model, leaf) keeps in scores
+        if moved:           # partitions whose rows moved are copied from scores, not written from the files
+            affected |= moved
+            appending -= moved
+            fresh -= moved
         report.files_pruned = len(disappeared) if prune else 0
         if not prune:
             for path in disappeared:
                 report.anomalies.append(Anomaly("disappeared_file", path,
                                                 "in the warehouse but no longer in this tree (remove with --prune)"))
+        noise, notes = hold_noise(con, sorted(current), models_before, benchmarks_before)
+        report.anomalies += [a for a in noise if a.kind not in skip_anomalies]
+        report.notes += notes
         if affected:            # rows came or went: recompute the stored collapsed cells (the anomalies read
             refresh_derived(con, report.timed, ["collapsed cells"])       # them) now, the summaries after COMMIT
             mark_summaries_stale(con)
         with report.timed("anomalies"):
-            report.anomalies += find_anomalies(con, imported=report.source != "tree")
+            report.anomalies += [a for a in find_anomalies(con, imported=report.source != "tree")
+                                 if a.kind not in skip_anomalies]
         if strict and report.anomalies:
-            raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n  "
-                              + "\n  ".join(str(a) for a in report.anomalies))
+            raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n"
+                              + "\n".join(anomaly_lines(report.anomalies, "  ")))
         report.rows, report.models, report.benchmarks, report.leaves = summarise(con)
         stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
         mark_pending(con, stale)
@@ -325,6 +366,8 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
         "model": [model_of[u.sf.rel] for u in todo],
         "benchmark": [u.sf.benchmark for u in todo],
         "subdir": [u.sf.subdir for u in todo],
+        "source": pa.array([u.source for u in todo], pa.string()),
+        "scores": pa.array([u.scores for u in todo], pa.bool_()),
     })
     con.register("incoming_meta", meta)
     try:
@@ -336,7 +379,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
     runner_keys = con.execute("SELECT count(*) FROM scores WHERE origin = 'runner'").fetchone()[0]
     others = con.execute("""
         SELECT DISTINCT s.path FROM score_files s JOIN incoming_files i USING (benchmark, subdir, model)
-        WHERE s.path <> i.path""").fetchall()
+        WHERE s.path <> i.path AND i.scores AND s.source IS NOT DISTINCT FROM i.source""").fetchall()
     key_match = """s.model = i.model AND s.benchmark = i.benchmark AND s.subdir = i.subdir
                    AND s.instance_id = i.instance_id"""
     incoming = """SELECT f.model, f.benchmark, f.subdir, r.instance_id, r.score, r.metric_name, f.path AS source_ref
@@ -389,6 +432,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
         "mapping": pa.array([mapping_of.get(u.sf.rel) for u in todo], pa.string()),
         "size": pa.array([None if u.probe.route == "parsed" else u.probe.size for u in todo], pa.int64()),
         "mtime_ns": pa.array([None if u.probe.route == "parsed" else u.probe.mtime_ns for u in todo], pa.int64()),
+        "source": meta.column("source"),
     })
     con.register("incoming_file_rows", files)
     try:
@@ -399,7 +443,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
     con.execute("""
         INSERT INTO benchmarks
         SELECT DISTINCT benchmark, 'source' FROM incoming_files
-        WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
+        WHERE scores AND benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
     return runs_replaced
 
 

@@ -1,9 +1,17 @@
-"""What an ingest did and what it found odd, as data (for --json) and as text (for people)."""
+"""What an ingest did and what it found odd, as data (for --json) and as text (for people).
+
+Both are bounded whatever the input: per anomaly kind the count and the first :data:`EXAMPLES` anomalies,
+each anomaly's ``items`` cut to the first :data:`EXAMPLES` (``n_items`` says how many there are). (A file
+of 10^6 ids repeated with other scores made an 8 MB report; everything behind a count stays queryable,
+e.g. ``score_files.conflicting_ids``.)"""
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+
+#: anomalies shown per kind, items shown per anomaly, skipped paths shown (text and --json)
+EXAMPLES = 20
 
 
 @dataclass
@@ -11,6 +19,9 @@ class Anomaly:
     kind: str        # unknown_model | missing_from_leaf | differing_ids | target_rows_differ | out_of_range
                      # | duplicate_ids | repeated_runs | conflicting_duplicates | null_scores
                      # | disappeared_file | replaced_rows | reloaded_rows | other_tree
+                     # | aggregate_only | second_spelling (ingest.noise: held out of fits)
+                     # | skipped_path (an entry of the tree left out: a symlink leaving the tree or looping,
+                     #   a folder named like a score file, a file that is not a CSV inside a benchmark)
                      # | incomplete_log (pace import inspect: the log did not finish)
     where: str       # a leaf 'benchmark[/subdir]' or a file path
     message: str
@@ -18,6 +29,29 @@ class Anomaly:
 
     def __str__(self) -> str:
         return f"[{self.kind}] {self.where}: {self.message}"
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        if self.items is not None:
+            out["items"], out["n_items"] = self.items[:EXAMPLES], len(self.items)
+        return out
+
+
+def _shown(anomalies: list[Anomaly]) -> tuple[list[Anomaly], dict[str, int]]:
+    """The first EXAMPLES anomalies of each kind (in report order), and how many of each kind are left out."""
+    seen: dict[str, int] = {}
+    shown = []
+    for a in anomalies:
+        seen[a.kind] = seen.get(a.kind, 0) + 1
+        if seen[a.kind] <= EXAMPLES:
+            shown.append(a)
+    return shown, {k: n - EXAMPLES for k, n in seen.items() if n > EXAMPLES}
+
+
+def anomaly_lines(anomalies: list[Anomaly], indent: str = "") -> list[str]:
+    """Bounded text lines of ``anomalies``: the first EXAMPLES of each kind, then a count of the rest."""
+    shown, omitted = _shown(anomalies)
+    return [f"{indent}{a}" for a in shown] + [f"{indent}... and {n:,} more [{k}]" for k, n in sorted(omitted.items())]
 
 
 @dataclass
@@ -64,7 +98,10 @@ class IngestReport:
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        shown, omitted = _shown(self.anomalies)
+        out["anomalies"] = [a.to_dict() for a in shown]
         out["anomaly_counts"] = self.anomaly_counts()
+        out["anomalies_omitted"] = omitted
         return out
 
     def anomaly_counts(self) -> dict[str, int]:
@@ -94,5 +131,5 @@ class IngestReport:
         else:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(self.anomaly_counts().items()))
             lines.append(f"  anomalies  {len(self.anomalies)} ({counts})")
-            lines += [f"    {a}" for a in self.anomalies]
+            lines += anomaly_lines(self.anomalies, "    ")
         return "\n".join(lines)

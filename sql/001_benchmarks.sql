@@ -1,6 +1,8 @@
 -- Role of each benchmark: 'target' (agentic, predicted), 'source' (cheap, selected from),
--- 'excluded' (never used). Seeded with the published roles; ingest adds unseen benchmarks
--- as 'source'. Change a role with `pace benchmarks set NAME ROLE`.
+-- 'excluded' (never used). Seeded with the published roles, except commit0, a target since the
+-- OpenHands Index brings per-instance results for it (sql/070 turns an older warehouse's seeded
+-- 'excluded' into 'target' once); ingest adds unseen benchmarks as 'source', `pace import
+-- openhands-index` its agentic ones as 'target'. Change a role with `pace benchmarks set NAME ROLE`.
 CREATE TABLE IF NOT EXISTS benchmarks (
     benchmark VARCHAR PRIMARY KEY,
     role      VARCHAR NOT NULL CHECK (role IN ('target', 'source', 'excluded'))
@@ -12,7 +14,7 @@ SELECT * FROM (VALUES
     ('swebench', 'target'),
     ('swebench_multimodal', 'target'),
     ('swtbench', 'target'),
-    ('commit0', 'excluded'),
+    ('commit0', 'target'),
     ('swebench_bash_only', 'excluded')
 ) AS seed(benchmark, role)
 WHERE NOT EXISTS (SELECT 1 FROM benchmarks);

@@ -1,5 +1,7 @@
 -- The held-out sets of an evaluation split, as rows (split, fold, model): every labelled model (one
--- with a usable target score) appears in at most one fold; the others of that fold train the proxy.
+-- with source rows and a usable target score) appears in at most one fold; the others of that fold train
+-- the proxy. A model with target rows but no source rows (agentic results only) is in no fold: the
+-- source-based methods have nothing to predict it from.
 --   'loo'     one fold per model (leave-one-model-out)
 --   'family'  one fold per model family (model_family): the whole family is held out together
 --   'low-K'   one fold: the K labelled models with the lowest source_ability (extrapolation downwards)
@@ -12,7 +14,7 @@
 -- drops the branches not asked for: loo never computes the families or the source abilities.
 CREATE OR REPLACE MACRO split_folds(split_name) AS TABLE
 WITH labelled AS (
-    SELECT DISTINCT model FROM target_means WHERE n_scored > 0
+    SELECT DISTINCT model FROM target_means WHERE n_scored > 0 AND known
 ),
 size AS (
     SELECT try_cast(regexp_extract(split_name, '^(low|high|kfold)-([0-9]+)$', 2) AS INTEGER) AS k

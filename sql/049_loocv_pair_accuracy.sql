@@ -1,5 +1,5 @@
--- Pair accuracy of a Goal A run: for every held-out model i and every other model j with a target
--- score, is the order of i and j right? i's side is its held-out prediction; j's side is j's own
+-- Pair accuracy of a Goal A run: for every held-out model i and every other model j with source rows
+-- and a target score (the models the evaluation knows), is the order of i and j right? i's side is its held-out prediction; j's side is j's own
 -- prediction when j was held out in the same fold (neither was trained on), else j's actual score
 -- (j was a training model: its score is known). Ties in the truth are skipped. Plain SQL.
 CREATE OR REPLACE VIEW loocv_abs_pair_metrics AS
@@ -15,7 +15,7 @@ others AS (
     FROM loocv_runs AS r
     JOIN target_means AS t ON list_contains(r.targets, t.target)
     LEFT JOIN held AS h ON h.run_id = r.run_id AND h.model = t.model AND h.target = t.target
-    WHERE t.n_scored > 0
+    WHERE t.n_scored > 0 AND t.known
 ),
 pairs AS (
     SELECT i.run_id, i.target,

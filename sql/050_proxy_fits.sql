@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS proxy_fits (
     sources         VARCHAR[],                    -- the source benchmarks the fit selected from
     restricted_for  VARCHAR,                      -- NULL, or the model a restricted fit was made for
     loocv_mae       DOUBLE,                       -- held-out MAE of this proxy on its training models
+    restricted_from VARCHAR,                      -- the current fit (fit_id) a restricted fit stands in for
     PRIMARY KEY (fit_id, task, target)
 );
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS link VARCHAR DEFAULT 'identity';
@@ -64,3 +65,4 @@ ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS oor_hi DOUBLE;
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS sources VARCHAR[];
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS restricted_for VARCHAR;
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS loocv_mae DOUBLE;
+ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS restricted_from VARCHAR;

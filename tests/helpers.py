@@ -21,6 +21,30 @@ def synthetic_warehouse(folder: Path, **generator_args) -> tuple[Path, dict]:
     return db, summary
 
 
+def write_index(root: Path, runs: dict[str, dict[str, dict[str, bool | None]]], metadata_only=(),
+                synthetic: bool = False) -> Path:
+    """An OpenHands-Index-shaped folder (``pace import openhands-index``): ``runs[model][bench]`` is
+    ``{instance_id: resolved}`` for results/<model>/instance_results/<bench>.json (bench as the index names
+    it: gaia, swe-bench, ...; each instance costs 0.1 USD), every model with a metadata.json; the models of
+    ``metadata_only`` have nothing else. ``synthetic``: carry the SYNTHETIC marker (to go beside a
+    ``pace demo-data`` tree)."""
+    import json
+
+    root.mkdir(parents=True, exist_ok=True)
+    if synthetic:
+        (root / "README.md").write_text("SYNTHETIC: made up by a test\n")
+    for model in [*runs, *metadata_only]:
+        folder = root / "results" / model
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "metadata.json").write_text(json.dumps({"agent_name": "OpenHands", "model": model,
+                                                          "release_date": "2026-01-01", "input_price": 1.0}))
+        for bench, results in runs.get(model, {}).items():
+            (folder / "instance_results").mkdir(exist_ok=True)
+            (folder / "instance_results" / f"{bench}.json").write_text(json.dumps(
+                {i: {"resolved": r, "cost": 0.1} for i, r in results.items()}))
+    return root
+
+
 def write_csv(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, str):

@@ -51,6 +51,7 @@ class LoocvRun:
     seconds: float
     metrics: list[dict]           # per target, then the AVERAGE row (MAE in pp; pair accuracy in %)
     configs: list[dict]
+    notes: list[str] = field(default_factory=list)    # e.g. the models left out (no source rows)
 
 
 @dataclass
@@ -294,6 +295,124 @@ class Warehouse:
         finally:
             con.close()
 
+    # ---------------------------------------------------------------------------------------- aliases
+    def alias_preview(self, alias: str, model: str):
+        """What :meth:`alias_add` would do, without doing it: the checks, and the rows it would rename.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``, ``benchmarks``, ``needs_confirmation`` (more than ``aliases.CONFIRM_ROWS`` rows).
+
+        Raises
+        ------
+        UserError
+            A name a score file cannot carry (``/``, ``..``, control characters, empty), an alias to itself,
+            a cycle or chain with the recorded aliases (the message names the one in the way), or rows of
+            both names with the same key.
+        """
+        from warehouse.aliases import AliasPlan, check_names, plan_alias
+
+        if not Path(self.path).exists():      # `alias add` may start a warehouse: nothing to rename yet
+            return AliasPlan(*check_names(alias, model))
+        with self._reading() as con:
+            return plan_alias(con, alias, model)
+
+    def alias_add(self, alias: str, model: str, *, yes: bool = False):
+        """Ingest files named ``ALIAS.csv`` as ``model`` and rename the rows already stored under ``alias``
+        (table, collapsed cells, lake), with the checks of :meth:`alias_preview`.
+
+        Parameters
+        ----------
+        yes : bool
+            Confirm a rename of more than ``aliases.CONFIRM_ROWS`` score rows (likely a whole other model
+            rather than a misnamed file); without it such a rename is refused.
+
+        Returns
+        -------
+        warehouse.aliases.AliasPlan
+            ``rows``: the score rows renamed.
+
+        Examples
+        --------
+        >>> Warehouse("pace.duckdb").alias_add("DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2").rows  # doctest: +SKIP
+        895
+        """
+        from warehouse.aliases import add_alias
+
+        self._require_writable("adding an alias")
+        con = self.connect(write=True, create=True)
+        try:
+            return add_alias(con, alias, model, yes=yes)
+        finally:
+            con.close()
+
+    def alias_keep(self, model: str) -> str:
+        """Accept ``model``, which ingest held out of fits as another spelling of a known model
+        (``models.held``), as a model of its own: it enters the next fit. Returns the model it looked like."""
+        from warehouse.aliases import keep_model
+
+        self._require_writable("keeping a held model")
+        con = self.connect(write=True)
+        try:
+            return keep_model(con, model)
+        finally:
+            con.close()
+
+    def import_openhands_index(self, path: Union[str, os.PathLike], *, prefer: Names = None, prune: bool = False,
+                               strict: bool = False, duplicates: str = "first",
+                               progress: Optional[Callable[[int], None]] = None):
+        """Import an OpenHands Index folder (``results/<Model>/{metadata.json,scores.json,
+        instance_results/<bench>.json}``, ``alternative_agents/<agent>/<Model>/...``) with the guarantees
+        of :meth:`ingest`; see ``ingest.openhands_index``.
+
+        Parameters
+        ----------
+        path : path
+            The index folder (a checkout of the OpenHands Index results).
+        prefer : str or list of str, optional
+            Which source ``scores`` keeps where a model has rows of both (a Pace file and an index run
+            for one benchmark): ``'pace'`` or ``'openhands-index'`` for every model, ``'MODEL=SOURCE'`` for
+            one. Stored (table ``agentic_preference``); without a choice, ``pace``.
+        prune, strict, duplicates, progress
+            As for :meth:`ingest` (``progress(n)`` per model folder read).
+
+        Returns
+        -------
+        ingest.report.IngestReport
+            Counts, notes (the preference, models with agentic results only) and anomalies (reported
+            scores far from the instance results, partial instance files, missing costs, second
+            spellings, alias suggestions, runs that disagree with the Pace rows).
+
+        Examples
+        --------
+        >>> report = Warehouse("pace.duckdb").import_openhands_index("openhands-index")   # doctest: +SKIP
+        >>> report.anomaly_counts()                                                        # doctest: +SKIP
+        """
+        from ingest.csvfile import DUPLICATE_POLICIES
+        from ingest.lake import lake_of
+        from ingest.openhands_index import import_index, read_index
+
+        validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+        choices = _preference_choices(prefer)
+        self._require_writable("import")
+        root = settings.user_path(path)
+        read = read_index(root, duplicates=duplicates, progress=progress)     # every file checked before any write
+        db = Path(self.path)
+        created = not db.exists()
+        con = self.connect(write=True, create=True)
+        try:
+            return import_index(con, root, lake=lake_of(con, self.lake), prefer=choices, prune=prune, strict=strict,
+                                duplicates=duplicates, read=read)
+        except BaseException:
+            if created:                     # a first import that failed leaves no empty warehouse behind
+                con.close()
+                for leftover in (db, db.with_name(db.name + ".wal")):
+                    leftover.unlink(missing_ok=True)
+            raise
+        finally:
+            con.close()
+
     # ------------------------------------------------------------------------------------------ loocv
     def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
               B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,
@@ -366,6 +485,7 @@ class Warehouse:
             req.fit_all, req.missing = fit_all, missing or DEFAULTS["missing"]
         with self._reading() as con:
             req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
+            notes = _target_only_note(con)
             label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}, C={req.count}, B={req.B}"
                      f"{', auto-tune' if auto_tune else ''}) ...")
             with self._status(label):
@@ -395,7 +515,7 @@ class Warehouse:
                                                    WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()]
         finally:
             con.close()
-        return LoocvRun(run_id, task, method, split, seconds, metrics, configs)
+        return LoocvRun(run_id, task, method, split, seconds, metrics, configs, notes)
 
     # -------------------------------------------------------------------------------------------- fit
     def fit(self, *, method: str = "default", task: str = "both", count: Optional[int] = None,
@@ -458,7 +578,10 @@ class Warehouse:
             with self._status(f"fitting ({method}, C={req.count}){' and estimating intervals' if intervals else ''}"
                               " ..."):
                 try:
-                    return fit_and_store(con, req, reopen=reopen)
+                    notes = _target_only_note(con)
+                    report = fit_and_store(con, req, reopen=reopen)
+                    report.warnings += notes
+                    return report
                 except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
         finally:
@@ -532,7 +655,7 @@ class Warehouse:
         allow_partial : bool
             Predict below ``min_coverage`` anyway.
         restrict : bool, default True
-            False keeps the current fit and imputes the missing benchmarks.
+            False predicts with the current fit alone, imputing the missing benchmarks.
 
         Returns
         -------
@@ -574,6 +697,10 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
+                    untrainable = api.targets_without_scores(con, fit["targets"])
+                    if untrainable:
+                        raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
+                                        "(pass --no-restrict to impute the missing benchmarks)")
                     self._require_writable(f"{why}: that (or --no-restrict)")
                     con.close()                      # DuckDB opens a file in one mode per process
                     self._probe_writable(why)
@@ -594,7 +721,7 @@ class Warehouse:
                     report.restricted_fit, report.made_fit = made.fit_id, True
                     con.close()
                     con = self.connect()
-            report.predictions = api.read_predictions(con, model)
+            report.predictions = api.read_predictions(con, model, restrict=restrict)
             if not report.predictions:
                 raise UserError(f"no prediction for {model!r}")
             low = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
@@ -676,6 +803,31 @@ class Warehouse:
         items = [models] if isinstance(models, str) else list(models or [])
         names = list(dict.fromkeys(validate.model_name(m, "--model") for m in items))
         return write_report(self, settings.user_path(out), names)
+
+
+def _target_only_note(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The models with target rows but no source rows (e.g. imported from the OpenHands Index), which the
+    source-based methods leave out, as a note (none: no note)."""
+    left = [m for (m,) in con.execute("SELECT model FROM models WHERE has_target AND NOT known ORDER BY model"
+                                      ).fetchall()]
+    if not left:
+        return []
+    shown = ", ".join(left[:8]) + (f" (+{len(left) - 8} more)" if len(left) > 8 else "")
+    return [f"{len(left)} model(s) with target rows but no source rows are left out (nothing to predict them from "
+            f"until their source benchmarks are ingested): {shown}"]
+
+
+def _preference_choices(values: Names) -> dict[str, str]:
+    """``--prefer`` values -> {model or '*': source}: ``pace``, ``openhands-index`` or ``MODEL=SOURCE``."""
+    from ingest.preference import EVERY_MODEL, SOURCES
+
+    choices: dict[str, str] = {}
+    for item in _names(values) or []:
+        model, _, source = item.rpartition("=")
+        if source not in SOURCES:
+            raise UserError(f"--prefer {item!r}: the source must be one of {', '.join(SOURCES)} (or MODEL=SOURCE)")
+        choices[validate.model_name(model, "--prefer MODEL") if _ else EVERY_MODEL] = source
+    return choices
 
 
 def _require_pandas() -> None:

@@ -21,6 +21,7 @@ import typer
 
 from ingest.errors import IngestError
 from warehouse import settings, validate
+from warehouse.aliases import CONFIRM_ROWS
 from warehouse.connect import connect
 from warehouse.errors import UserError, audience
 from warehouse.output import console, emit_json, err_console, print_rows
@@ -177,7 +178,8 @@ def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
                    "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
         return
     console.print(f"{settings.db_path(db)}: {totals[0]:,} score rows from {totals[1]:,} files; "
-                  f"{totals[2]} known models (+{totals[3]} without source rows); {totals[4]} leaves",
+                  f"{totals[2]} known models (+{totals[3]} without source rows or held out of fits); "
+                  f"{totals[4]} leaves",
                   highlight=False)
     if synthetic:
         console.print("SYNTHETIC data: these scores are made up by `pace demo-data` (not real results)",
@@ -292,19 +294,43 @@ app.add_typer(alias_app, name="alias")
 
 
 @alias_app.command("add")
-def alias_add(alias: str, model: str, db: DbOpt = None) -> None:
+def alias_add(
+    alias: str,
+    model: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", envvar="PACE_YES", help=(
+        f"Rename without asking even when more than {CONFIRM_ROWS:,} score rows move (likely a whole other "
+        "model rather than a misnamed file)."))] = False,
+    db: DbOpt = None,
+) -> None:
     """Ingest files named ALIAS.csv as MODEL; rows already ingested under ALIAS are renamed now
-    (in the table and the lake)."""
-    from warehouse.aliases import add_alias
+    (in the table and the lake), and the command says how many. Refused: names a file cannot carry,
+    chains and cycles with the recorded aliases. Many rows (see --yes) need a confirmation, asked on a
+    terminal."""
+    from warehouse.cli_models import warehouse_api
 
-    alias, model = validate.model_name(alias, "ALIAS"), validate.model_name(model, "MODEL")
-    if alias == model:
-        fail(f"an alias must differ from the model name ({alias!r})")
-    try:
-        moved = add_alias(open_write(db, create=True), alias, model)
-    except ValueError as exc:
-        fail(str(exc))
-    console.print(f"{alias} -> {model} ({moved:,} existing rows renamed)", highlight=False)
+    wh = warehouse_api(db)
+    plan = wh.alias_preview(alias, model)
+    if plan.needs_confirmation and not yes:
+        question = f"{plan.alias} -> {plan.model} {plan.describe()}. Go ahead?"
+        if not sys.stdin.isatty():
+            fail(f"{plan.alias} -> {plan.model} {plan.describe()}, more than {CONFIRM_ROWS:,}: stdin is not a "
+                 "terminal to confirm it; pass --yes")
+        if not typer.confirm(question, default=False, err=True):
+            fail("nothing renamed", code=1)
+    done = wh.alias_add(plan.alias, plan.model, yes=True)
+    console.print(f"{done.alias} -> {done.model} ({done.rows:,} existing rows renamed"
+                  + (f" in {', '.join(done.benchmarks)}" if done.rows and len(done.benchmarks) <= 6 else "")
+                  + ")", highlight=False)
+
+
+@alias_app.command("keep")
+def alias_keep(model: str, db: DbOpt = None) -> None:
+    """Keep MODEL, which ingest held out of fits as another spelling of a known model, as a model of its
+    own (it enters the next fit). To merge it instead: pace alias add MODEL KNOWN."""
+    from warehouse.cli_models import warehouse_api
+
+    like = warehouse_api(db).alias_keep(model)
+    console.print(f"{model.strip()}: a model of its own (not {like}); it enters the next fit", highlight=False)
 
 
 @alias_app.command("list")

@@ -242,10 +242,16 @@ def selections_import(
                                                 "it under.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="csv, pace-bench, or auto: a folder is pace-bench, a "
                                      "file csv.")] = "auto",
+    allow_unknown: Annotated[bool, typer.Option("--allow-unknown", help=(
+        "Import records of benchmarks or instances this warehouse has no rows for (a selection to plan and "
+        "run here first); they predict nothing until models are scored on them. Repeated records and "
+        "non-finite weights are refused either way."))] = False,
     db: DbOpt = None,
 ) -> None:
     """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
-    PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict)."""
+    PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict).
+    Refused, with what and how many: unknown benchmarks or instances (unless --allow-unknown), repeated
+    records, weights that are not finite numbers."""
     from warehouse.selections import import_selections
 
     validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
@@ -255,7 +261,7 @@ def selections_import(
     if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
         from warehouse.pace_bench import import_pace_bench
 
-        result = import_pace_bench(open_write(db), path, name.strip() if name else None)
+        result = import_pace_bench(open_write(db), path, name.strip() if name else None, allow_unknown=allow_unknown)
         for target, n in result["targets"].items():
             how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
             typer.echo(f"{target:<22} {n:>5} instances ({how})")
@@ -267,9 +273,11 @@ def selections_import(
         fail(f"no such file: {path}")
     con = open_write(db)
     try:
-        run_id, n = import_selections(con, path, name)
-    except (ValueError, UnicodeDecodeError, csv.Error) as exc:
-        fail(str(exc).splitlines()[0])
+        run_id, n, notes = import_selections(con, path, name, allow_unknown=allow_unknown)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        fail(f"{path}: {str(exc).splitlines()[0]}")
+    for note in notes:
+        typer.echo(f"note: {note}")
     console.print(f"{n} rows -> loocv_selections run {run_id}", highlight=False)
 
 

@@ -13,8 +13,8 @@ from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
 from warehouse.output import emit_json
 
 import_app = typer.Typer(
-    help="Import per-sample results written by evaluation harnesses (lm-eval, Inspect, HELM) or in the Every "
-         "Eval Ever layout, with the guarantees of `pace ingest` (idempotent, all or nothing, anomalies reported, "
+    help="Import per-sample results written by evaluation harnesses (lm-eval, Inspect, HELM), in the Every "
+         "Eval Ever layout, or an agentic results index, with the guarantees of `pace ingest` (idempotent, all or nothing, anomalies reported, "
          "lake kept in step). A TOML map says, per harness task, the Pace benchmark/subdir, the metric that is "
          "the score and the instance id (see README).",
     no_args_is_help=True)
@@ -53,7 +53,11 @@ def _run(kind: str, path: Path, map_path: Optional[Path], model, db, lake, prune
     with bar:                                       # every file is read and checked before the warehouse opens
         units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=advance)
     con = open_write(db, create=True)
-    report = load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates)
+    _show(load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates),
+          json_out)
+
+
+def _show(report, json_out: bool) -> None:
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -104,6 +108,39 @@ def _register(kind: str, path_help: str, doc: str, map_opt, map_optional: bool) 
 
 for _kind, (_path_help, _doc, _map_opt) in FORMATS.items():
     _register(_kind, _path_help, _doc, _map_opt, _map_opt is OptionalMapOpt)
+
+
+@import_app.command("openhands-index")
+def import_openhands_index(
+    path: Annotated[Path, typer.Argument(help="An OpenHands Index folder: results/<Model>/{metadata.json, scores.json, "
+                                         "instance_results/<bench>.json} and alternative_agents/<agent>/<Model>/...")],
+    prefer: Annotated[Optional[list[str]], typer.Option(
+        "--prefer", envvar="PACE_PREFER", show_envvar=True,
+        help="Where a model has rows of both for one benchmark, which source `scores` (every view and method) "
+             "uses: pace (the default: the Pace files stay the truth) or openhands-index, for every model, or "
+             "MODEL=SOURCE for one (repeatable). Stored: later imports and ingests keep it.")] = None,
+    db: DbOpt = None,
+    lake: LakeOpt = None,
+    prune: PruneOpt = False,
+    strict: StrictOpt = False,
+    duplicates: DupOpt = "first",
+    json_out: JsonOpt = False,
+) -> None:
+    """Import the OpenHands Index: per-instance agentic runs (all agent harnesses, with costs), the reported
+    scores and model metadata. Benchmarks map to the warehouse's (swe-bench -> swebench, swt-bench ->
+    swtbench, swe-bench-multimodal -> swebench_multimodal, gaia, commit0); model names go through the
+    alias table (spellings that look like a known model are suggested as `pace alias add` lines)."""
+    from ingest.openhands_index import model_folders
+    from warehouse.api import Warehouse
+
+    wh = Warehouse(db, lake=lake)
+    root = settings.user_path(path)
+    total = len(model_folders(root)) if not json_out else 0
+    bar, advance = progress_bar(total, "import openhands-index", not json_out)
+    with bar:
+        report = wh.import_openhands_index(root, prefer=prefer, prune=prune, strict=strict, duplicates=duplicates,
+                                           progress=advance)
+    _show(report, json_out)
 
 
 def mount(app: typer.Typer) -> None:

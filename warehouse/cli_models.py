@@ -139,7 +139,8 @@ def loocv_abs(
                    "split": split,
                    "metrics": [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2", "pair_accuracy_pct"], r))
                                for r in rows],
-                   "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in configs]})
+                   "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in configs],
+                   "notes": run.notes})
         return
     if auto_tune and len(configs) <= 8:
         console.print("auto-tuned configuration per target:", highlight=False)
@@ -147,6 +148,8 @@ def loocv_abs(
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d} q={q_}", highlight=False)
     print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"], rows,
                title=f"{title}  [{run_id}]", digits=3)
+    for note in run.notes:
+        console.print(f"note: {note}", highlight=False)
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; "
                   + (f"plots -> {out}/abs_loocv_*.png" if plots else "plots: add --plots"), highlight=False)
 
@@ -204,13 +207,15 @@ def loocv_pair(
         emit_json({"run_id": run_id, "seconds": seconds, "csv": str(csv_path), "plot": str(png) if png else None,
                    "metrics": [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in rows],
                    "configs": [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
-                               for c in configs]})
+                               for c in configs], "notes": run.notes})
         return
     if len(configs) <= 8:
         for target, _, m_, h, d, a, b in configs:
             platt = f" Platt a={a:.3f} b={b:.3f}" if a is not None else ""
             console.print(f"  {target:<22} m={m_:.1f} nc_h={h} nc_d={d}{platt}", highlight=False)
     print_rows(["target", "accuracy (%)", "pairs"], rows, title=f"{title}  [{run_id}]", digits=2)
+    for note in run.notes:
+        console.print(f"note: {note}", highlight=False)
     console.print(f"{seconds:.1f} s; predictions -> {csv_path}; " + (f"plot -> {png}" if png else "plot: add --plots"),
                   highlight=False)
 

@@ -6,13 +6,15 @@ never touched), lake partitions marked pending by a writer that was killed, ever
 partition against ``scores`` (row count and a content fingerprint; a file DuckDB cannot read is a
 damaged partition), leftover staging / trash folders inside the lake, the stores derived from
 ``scores`` (stored collapsed cells, counters, instance_stats: ``ingest.derived``) against their rules,
-and score files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree
-reloads them).
+rows of two sources in the wrong one of ``scores`` / ``scores_displaced`` for the preference rule
+(``ingest.preference``), and score files whose rows went missing from ``scores`` (reported: `pace
+ingest` of their tree reloads them).
 
 ``--check`` (``repair=False``) reads what was kept at write time and scans nothing: the stores' marks
 (a writer killed before recomputing them), the lake partitions against the counts recorded when pace
-wrote them (a partition whose files changed is read), the files' row counts against ``score_counts``.
-A repair compares everything with ``scores`` itself, so it also finds what other DuckDB clients wrote.
+wrote them (a partition whose files changed is read), the files' row counts against ``score_counts``,
+and the preference rule (which reads the rows of contested cells only, none without an index import). A repair (or ``--check --scan``) compares everything with ``scores`` itself, so it also finds what other
+DuckDB clients wrote.
 
 :func:`rebuild_from_lake` goes the other way: a database file that is lost or damaged is rebuilt
 from its lake, the durable copy of the scores.
@@ -27,9 +29,9 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import derived
+from ingest import derived, preference, summaries
 from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
-                         leftovers, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
+                         leftovers, mark_pending, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
 from warehouse.connect import connect, describe_open_error, schema_problem
 from warehouse.errors import UserError
 from warehouse.settings import lake_path
@@ -78,22 +80,39 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
         unrepaired.append(problems[-1])
     stores = _store_problems(con, compare=scan)
     problems += list(stores.values())
-    present = ("SELECT source_ref AS path, count(*) AS n FROM scores WHERE origin = 'ingest' GROUP BY 1" if scan
-               else "SELECT source_ref AS path, sum(n_rows) AS n FROM score_counts WHERE origin = 'ingest' GROUP BY 1")
+    moved = preference.drift(con)      # also a hand change to agentic_preference; nothing without an index import
+    problems += [f"preference: {n:,} row(s) of {benchmark} sit in the wrong one of scores / scores_displaced for "
+                 "the rule (written outside pace, or agentic_preference changed by hand)" for benchmark, n in moved.items()]
     missing = con.execute(f"""
-        WITH present AS ({present})
+        WITH present AS ({preference.PRESENT_ROWS if scan else summaries.PRESENT_ROWS})
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
-                                     WHEN 'inspect log' THEN 'import inspect' ELSE 'ingest' END,
+                                     WHEN 'inspect log' THEN 'import inspect'
+                                     WHEN 'openhands-index' THEN 'import openhands-index' ELSE 'ingest' END,
                count(*), sum(f.n_rows - coalesce(p.n, 0))
         FROM score_files f LEFT JOIN present p USING (path)
         WHERE coalesce(p.n, 0) <> f.n_rows GROUP BY ALL ORDER BY 1, 2""").fetchall()
     for tree, command, n_files, n_rows in missing:
-        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command != "ingest" else "")
+        again = f"pace {command} {tree or 'TREE'}" + (" --map MAP" if command in ("import lm-eval", "import inspect")
+                                                      else "")
         problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
                         f"`{again}` reloads them")
     if repair:
-        if stores:                  # first: lake partitions written below are recorded with the new counts
+        if moved:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                rewrite = preference.refresh(con)
+                mark_pending(con, rewrite)
+                derived.refresh(con)            # the moved rows' cells and counts (every store, stale or not)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            marked = sorted(set(marked) | rewrite)
+            repaired.append(f"moved {sum(moved.values()):,} row(s) of {', '.join(moved)} to where the preference "
+                            "rule puts them")
+        elif stores:                # first: lake partitions written below are recorded with the new counts
             derived.refresh_stale(con, list(stores))
+        if stores:
             n_cells, n_stats = con.execute("SELECT (SELECT count(*) FROM collapsed_cells), "
                                            "(SELECT count(*) FROM instance_stats)").fetchone()
             repaired.append(f"recomputed the stored {' and '.join(stores)} from scores ({n_cells:,} collapsed "

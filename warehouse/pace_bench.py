@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import duckdb
 
 from warehouse.errors import UserError
 from warehouse.outputs import output_run, require_empty_or_ours
+from warehouse.selections import check_records
 
 GROUP = "pace-bench"
 FIT_FILE = "pace_fit.json"
@@ -75,7 +75,8 @@ def export_pace_bench(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: b
 
 
 def _number(value, what: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    """A JSON number as a float; NaN and infinities pass (``selections.check_records`` counts them)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UserError(f"{where}: {what} {value!r} is not a finite number")
     return float(value)
 
@@ -122,6 +123,7 @@ def read_folder(folder: Path) -> tuple[dict[str, list[dict]], dict | None, str]:
                 raise UserError(f"{where}: missing {', '.join(missing)} (a record needs benchmark, subdir, "
                                 "instance_id, weight)")
             records.append({
+                "target": path.stem, "at": f"{path.name}:{number}",
                 "benchmark": _key(rec["benchmark"], "benchmark", where),
                 "subdir": _key(rec.get("subdir", ""), "subdir", where, allow_empty=True),
                 "instance_id": _key(rec["instance_id"], "instance_id", where),
@@ -147,18 +149,25 @@ def read_folder(folder: Path) -> tuple[dict[str, list[dict]], dict | None, str]:
     return out, meta, digest.hexdigest()
 
 
-def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | None = None) -> dict:
-    """Store ``folder`` as a fit; returns {'fit_id', 'targets': {target: records}, 'derived': [...], 'notes'}."""
+def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | None = None, *,
+                      allow_unknown: bool = False) -> dict:
+    """Store ``folder`` as a fit; returns {'fit_id', 'targets': {target: records}, 'derived': [...], 'notes'}.
+
+    The records pass ``selections.check_records`` first (``allow_unknown`` as there). A target whose
+    ``pace_fit.json`` entry does not say which source benchmarks it selected from (the published dataset)
+    records the benchmarks of its records: a model lacking one of those gets a restricted fit."""
     selection, meta, digest = read_folder(folder)
     roles = dict(con.execute("SELECT benchmark, role FROM benchmarks").fetchall())
     for target in selection:
         if roles.get(target, "target") != "target":
             raise UserError(f"{folder / (target + '.jsonl')}: {target!r} is a {roles[target]} benchmark here, "
                             "not a target (change it with `pace benchmarks set`)")
+    notes = check_records(con, [r for records in selection.values() for r in records], str(folder),
+                          group=("target",), allow_unknown=allow_unknown)
     fit_id = name or f"pace-bench-{digest[:10]}"
     given = (meta or {}).get("targets", {}) if isinstance(meta, dict) else {}
     now = datetime.now().replace(microsecond=0)
-    notes, derived, fit_rows, weight_rows = [], [], [], []
+    derived, fit_rows, weight_rows = [], [], []
     ability = (meta or {}).get("ability") if isinstance(meta, dict) else None
     for target, records in selection.items():
         stored = given.get(target)
@@ -177,6 +186,8 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
             notes += note
         entry.update(method=METHOD, budget=len({(r["benchmark"], r["subdir"], r["instance_id"]) for r in records}),
                      data_hash=digest)
+        if not entry.get("sources"):
+            entry["sources"] = sorted({r["benchmark"] for r in records})
         fit_rows.append({"fit_id": fit_id, "task": "abs", "target": target, "params": json.dumps(params),
                          "created_at": now, **entry})
         weight_rows += [(fit_id, "abs", target, r["benchmark"], r["subdir"], r["instance_id"], "pace-bench",

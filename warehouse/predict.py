@@ -1,12 +1,15 @@
 """`pace predict`: a model's predicted target scores, from the current fits or a fit restricted to the
 source benchmarks it has.
 
-A model that lacks whole source benchmarks of the current fit (GLM-5 has no planbench and no vision
-scores) would otherwise be predicted with the training mean in place of every missing score, i.e. the
-prediction would ignore what is missing. Instead a proxy is fitted on the benchmarks the model has,
-stored as ``proxy_fits`` rows keyed by that set (``restricted_for`` names the model it was made for) and
-reused by every later prediction whose model has the same benchmarks; the ``predictions`` view picks,
-per model, the fit that covers it best.
+A model's prediction comes from the current fit or from the restricted fit made for exactly the source
+benchmarks it has (the rule is in the ``fit_predictions`` / ``predictions`` views), so predicting one
+model never changes another's answer. A model that lacks whole source benchmarks of the current fit
+(GLM-5 has no planbench and no vision scores) would otherwise be predicted with the training mean in
+place of every missing score, i.e. the prediction would ignore what is missing. Instead a proxy is
+fitted on the benchmarks the model has, stored as ``proxy_fits`` rows keyed by that set
+(``restricted_for`` names the model it was made for, ``restricted_from`` the current fit it stands in
+for) and reused by every later prediction whose model has the same benchmarks; the ``predictions``
+view picks, per model, whichever of the two it covers better.
 """
 from __future__ import annotations
 
@@ -14,10 +17,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-#: a source benchmark counts as present when the model has a usable score for at least this share of
-#: the benchmark's instances (the union over models); a few missing rows are imputed, a missing
-#: benchmark is not
-PRESENT_SHARE = 0.5
+from warehouse.pace_bench import METHOD as IMPORTED_METHOD
 
 
 @dataclass
@@ -51,18 +51,9 @@ class PredictionReport:
 
 
 def present_sources(con: duckdb.DuckDBPyConnection, model: str) -> list[str]:
-    """The source benchmarks ``model`` has usable scores for (see PRESENT_SHARE)."""
-    rows = con.execute("""
-        WITH sizes AS (
-            SELECT benchmark, count(DISTINCT (subdir, instance_id)) AS n
-            FROM scores JOIN benchmarks USING (benchmark) WHERE role = 'source' GROUP BY benchmark
-        ),
-        mine AS (
-            SELECT benchmark, count(DISTINCT (subdir, instance_id)) AS n
-            FROM scores WHERE model = ? AND score IS NOT NULL GROUP BY benchmark
-        )
-        SELECT s.benchmark FROM sizes AS s JOIN mine AS m USING (benchmark)
-        WHERE m.n >= ? * s.n ORDER BY s.benchmark""", [model, PRESENT_SHARE]).fetchall()
+    """The source benchmarks ``model`` has usable scores for (the rule: view ``model_sources``)."""
+    rows = con.execute("SELECT benchmark FROM model_sources WHERE model = ? AND present ORDER BY benchmark",
+                       [model]).fetchall()
     return [r[0] for r in rows]
 
 
@@ -92,22 +83,53 @@ def restricted_fit_for(con: duckdb.DuckDBPyConnection, sources: list[str]) -> st
     return row[0] if row else None
 
 
+def targets_without_scores(con: duckdb.DuckDBPyConnection, targets: list[str]) -> list[str]:
+    """The ``targets`` no model has a usable score for: a restricted fit has nothing to train them on
+    (a warehouse that imported its current fit from a PACE-Bench folder may hold no target scores)."""
+    scored = {t for (t,) in con.execute("SELECT DISTINCT benchmark FROM scores WHERE score IS NOT NULL AND "
+                                        "benchmark IN (SELECT unnest(?::VARCHAR[]))", [targets]).fetchall()}
+    return [t for t in targets if t not in scored]
+
+
 def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str], settings: dict, reopen=None):
-    """Fit the current method on ``sources`` only, for ``model``; returns the FitReport."""
+    """Fit a proxy on ``sources`` only, for ``model``, and record which current fits it stands in for;
+    returns the FitReport.
+
+    It is fitted with the current fit's method and settings. A current fit imported from a PACE-Bench
+    folder (method ``pace-bench``) holds weights made elsewhere, with nothing here to refit them with:
+    its restricted fit is a fit of this warehouse's own, with ``pace fit``'s defaults (method
+    ``default``, count 100, B 300, seed 42) on ``sources``, trained on the models here with target scores.
+    """
     from warehouse.fit import FitRequest, fit_and_store
 
-    req = FitRequest(method=settings["method"], count=settings["count"], B=settings["B"], seed=settings["seed"],
-                     sources=sources, targets=settings["targets"], level=settings["level"], tasks=("abs",),
-                     restricted_for=model)
-    return fit_and_store(con, req, reopen=reopen)
+    current = {} if settings["method"] == IMPORTED_METHOD else {
+        "method": settings["method"], "count": settings["count"], "B": settings["B"], "seed": settings["seed"]}
+    req = FitRequest(**current, sources=sources, targets=settings["targets"], level=settings["level"],
+                     tasks=("abs",), restricted_for=model)
+    writer = {"con": con}
+
+    def reopened(read_con):
+        writer["con"] = reopen(read_con)
+        return writer["con"]
+
+    report = fit_and_store(con, req, reopen=reopened if reopen is not None else None)
+    # fit_and_store has committed its rows; a kill before this leaves a restricted fit that no current fit
+    # claims, which restricted_fits ignores unless it matches by method and budget (and predict makes anew)
+    writer["con"].execute("""
+        UPDATE proxy_fits AS r SET restricted_from = c.fit_id
+        FROM current_fits AS c
+        WHERE r.fit_id = ? AND c.task = r.task AND c.target = r.target""", [report.fit_id])
+    return report
 
 
-def read_predictions(con: duckdb.DuckDBPyConnection, model: str) -> list[Prediction]:
-    rows = con.execute("""
+def read_predictions(con: duckdb.DuckDBPyConnection, model: str, *, restrict: bool = True) -> list[Prediction]:
+    """``model``'s rows of ``predictions`` (``restrict=False``: of the current fits only)."""
+    source = "predictions AS p" if restrict else "fit_predictions AS p"
+    rows = con.execute(f"""
         SELECT p.target, p.predicted, p.low, p.high, p.coverage, p.n_scored, p.n_instances, p.method, p.fit_id,
                p.ability, p.ability_distance, p.out_of_range, p.range_side, p.sources, p.restricted, f.loocv_mae
-        FROM predictions AS p JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
-        WHERE p.model = ? ORDER BY p.target""", [model]).fetchall()
+        FROM {source} JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
+        WHERE p.model = ?{'' if restrict else ' AND NOT p.restricted'} ORDER BY p.target""", [model]).fetchall()
     return [Prediction(*r[:13], list(r[13] or []), bool(r[14]), r[15]) for r in rows]
 
 

@@ -43,7 +43,7 @@ def explain(exc: BaseException, *, write: bool) -> str:
     text = str(exc).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
     if "read-only mode" in line and not write:
-        return f"{line} (this is read-only: add --write, or write=True in Python, to change the warehouse)"
+        return f"{line}; the warehouse is open read-only: add --write to run it"
     if "disabled by configuration" in line or "disabled through configuration" in line:
         return (f"{line} (ad-hoc SQL reaches no file, URL or extension outside the warehouse; "
                 "`pace export` writes Parquet for other tools)")

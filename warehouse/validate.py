@@ -28,6 +28,17 @@ def model_name(value: Optional[str], what: str = "MODEL") -> str:
     return name
 
 
+def file_model_name(value: Optional[str], what: str = "MODEL") -> str:
+    """A model name that a score file can carry (``<name>.csv`` in a results tree), as ``pace alias add``
+    requires of both its names: :func:`model_name`, and no path separator, not ``.`` or ``..``, no
+    leading dot (ingest skips hidden files)."""
+    name = model_name(value, what)
+    if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        raise UserError(f"{what} {value!r} is not a model name: a model name is a file name without "
+                        "'/', '\\' or a leading '.'")
+    return name
+
+
 def split_list(values: Optional[Iterable[str]]) -> Optional[list[str]]:
     """``--opt a,b --opt c`` -> ['a', 'b', 'c'] (trimmed, empty items dropped); None when not given."""
     if not values:

@@ -109,7 +109,7 @@ def test_a_writer_meeting_a_lock_waits_when_asked(tmp_path):
     finally:
         holder.kill()
         holder.wait()
-    holder = _hold(db, 1.5)
+    holder = _hold(db, 6)       # long enough for a loaded machine to start pace and wait past 1 s
     try:
         r = run_pace("alias", "add", "A", "B", "--db", db, "--wait=30")          # the holder lets go first
         assert r.exit_code == 0, r

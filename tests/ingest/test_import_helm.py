@@ -83,7 +83,7 @@ def test_helm_runs_become_rows(runs, tmp_path):
     con = connect(db, read_only=True)
     try:
         files = con.execute("SELECT path, layout, mapping FROM score_files ORDER BY path").fetchall()
-        assert lake_drift(con, tmp_path / "lake", content=True) == {}
+        assert lake_drift(con, content=True) == {}
     finally:
         con.close()
     assert [f[1] for f in files] == ["helm run", "helm run"]

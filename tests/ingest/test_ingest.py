@@ -166,8 +166,7 @@ def test_unknown_model_hint_and_alias(tmp_path, small_tree):
     unknown = [a for a in report.anomalies if a.kind == "unknown_model"]
     assert len(unknown) == 1 and "pace alias add M2-Reasoner M2" in unknown[0].message
     assert con.execute("SELECT mean FROM target_means WHERE model='M2'").fetchone()[0] is None   # no target row
-    moved = add_alias(con, "M2-Reasoner", "M2")
-    assert moved == 2
+    assert add_alias(con, "M2-Reasoner", "M2").rows == 2
     assert con.execute("SELECT mean FROM target_means WHERE model='M2'").fetchone()[0] == 0.5
     # a re-ingest keeps the alias: unchanged file, same model
     again = ingest_tree(con, small_tree, lake)

@@ -102,3 +102,25 @@ def test_a_second_tree_adds_its_counts_and_ingest_reloads_rows_deleted_outside(t
     con.execute("DELETE FROM scores WHERE model = 'D'")         # by hand: the counts do not know
     report = ingest_tree(con, tmp_path / "u", tmp_path / "lake")
     assert report.files_reloaded == 1 and summaries.drift(con) == {}
+
+
+def test_status_counts_models_as_the_models_view_does_and_keeping_a_held_model_keeps_the_stats_in_step(tmp_path):
+    from warehouse.aliases import keep_model
+
+    root = _tree(tmp_path / "t")
+    write_csv(root / "gaia" / "C.csv", "id,score,metric_name\ng,0.5,acc\nh,1,acc\nz,1,acc\n")   # z: C's alone
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, root, tmp_path / "lake")
+    con.execute("BEGIN TRANSACTION")                     # as ingest.noise holds a second spelling
+    con.execute("INSERT INTO model_holds VALUES ('C', 'second_spelling', 'B', now())")
+    con.execute("INSERT INTO model_metadata (model, index_model, agent, source, source_ref, recorded_at) "
+                "VALUES ('OnlyMetadata', 'OnlyMetadata', 'x', 'openhands-index', 'x/metadata.json', now())")
+    summaries.refresh(con)
+    con.execute("COMMIT")
+    assert summaries.totals(con)[2:4] == con.execute(
+        "SELECT count(*) FILTER (known), count(*) FILTER (NOT known) FROM models").fetchone() == (2, 2)
+    stats = "SELECT instance_id, target_correlation FROM instance_stats ORDER BY ALL"
+    held = con.execute(stats).fetchall()
+    keep_model(con, "C")                 # C known: gaia's instances gain z, C's target mean changes
+    assert summaries.totals(con)[2:4] == (3, 1) and summaries.drift(con) == {} and not summaries.is_stale(con)
+    assert con.execute(stats).fetchall() != held

@@ -4,8 +4,9 @@ import pytest
 
 from ingest.lake import sync_lake
 from ingest.load import ingest_tree
+from ingest.openhands_index import import_index
 from ingest.synthetic import generate_tree
-from tests.helpers import synthetic_warehouse
+from tests.helpers import synthetic_warehouse, write_index
 from warehouse.connect import connect
 
 
@@ -28,6 +29,14 @@ def tiny_fitted(tmp_path_factory):
     db = tmp / "pace.duckdb"
     con = connect(db)
     ingest_tree(con, tmp / "tree", tmp / "lake")
+    # the OpenHands Index views hold rows: one model's gaia run as the index has it (its first instance
+    # flipped, so both sources disagree there), and a model with agentic results only
+    first, gaia = con.execute("""SELECT min(model), list(instance_id ORDER BY instance_id) FILTER (WHERE score = 1)
+                                 FROM scores WHERE benchmark = 'gaia' AND model = (SELECT min(model) FROM scores)
+                              """).fetchone()
+    index = write_index(tmp / "index", {first: {"gaia": {i: k > 0 for k, i in enumerate(gaia)}},
+                                        "Xeno-1": {"gaia": {i: True for i in gaia}}}, synthetic=True)
+    import_index(con, index)
     # one model's ifeval rows as if `pace run` had written them: models.origins then holds two values
     con.execute("""UPDATE scores SET origin = 'runner', source_ref = 'run:tiny'
                    WHERE benchmark = 'ifeval' AND model = (SELECT min(model) FROM scores)""")

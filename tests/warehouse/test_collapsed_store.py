@@ -49,10 +49,12 @@ def stored(con) -> set[tuple]:
 
 
 def assert_store_is_the_rule(con) -> None:
-    """Every stored cell equals the rule's (values too), and no mark is left; and the summaries kept by the
-    same mechanism (counters, instance_stats: ingest.summaries) equal theirs."""
+    """Every stored cell equals the rule's (values too), the stored source leaf sizes too, and no mark is left;
+    and the summaries kept by the same mechanism (counters, instance_stats: ingest.summaries) equal theirs."""
     live = set(con.execute("SELECT model, benchmark, subdir, facet, reason FROM collapsed_cells_live").fetchall())
     assert stored(con) == live
+    sizes = set(con.execute("SELECT benchmark, subdir, n_instances FROM source_leaves").fetchall())
+    assert sizes == set(con.execute("SELECT * FROM source_leaves_live").fetchall())
     assert collapsed.drift(con) == {}
     assert not collapsed.is_stale(con)
     assert summaries.drift(con) == {} and not summaries.is_stale(con)
@@ -273,6 +275,22 @@ def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
     assert_store_is_the_rule(con)
 
 
+def test_doctor_recomputes_source_leaf_sizes_changed_outside_pace(tmp_path):
+    """The stored instance counts per source leaf (what model_sources reads) follow the rows too."""
+    db, con = ingested(tmp_path)
+    con.close()
+    raw = duckdb.connect(str(db))                           # a DuckDB client, not pace: one more instance of bench/b
+    raw.execute("INSERT INTO scores SELECT model, benchmark, subdir, 'extra', score, metric_name, origin, source_ref, "
+                "recorded_at FROM scores WHERE model = 'M1' AND subdir = 'b' LIMIT 1")
+    raw.close()
+    check = run_pace("doctor", "--check", "--scan", "--db", db, "--json")
+    assert check.exit_code == 1 and "collapsed cells: 1 row(s) of bench differ" in check.stdout, check
+    assert run_pace("doctor", "--db", db).exit_code == 0
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT n_instances FROM source_leaves WHERE subdir = 'b'").fetchall() == [(41,)]
+    assert_store_is_the_rule(con)
+
+
 def test_doctor_check_reports_a_mark_and_changes_nothing(tmp_path):
     db, con = ingested(tmp_path)
     collapsed.mark_stale(con)
@@ -338,10 +356,10 @@ def test_predictions_from_the_store_equal_those_from_the_rule(tmp_path):
     assert {m for m, *_ in stored(con)} == {broken}
     from warehouse.fit import FitRequest, fit_and_store
     fit_and_store(con, FitRequest(count=20, B=10, seed=1, intervals=False, tasks=("abs",)))
-    con.execute(_over_the_rule(con, "predictions"))
-    cols = [c for (c,) in con.execute("SELECT column_name FROM (DESCRIBE predictions)").fetchall()]
-    ours = con.execute("SELECT * FROM predictions ORDER BY model, target").fetchall()
-    rule = con.execute("SELECT * FROM predictions_from_rule ORDER BY model, target").fetchall()
+    con.execute(_over_the_rule(con, "fit_predictions"))       # predictions picks rows of fit_predictions
+    cols = [c for (c,) in con.execute("SELECT column_name FROM (DESCRIBE fit_predictions)").fetchall()]
+    ours = con.execute("SELECT * FROM fit_predictions ORDER BY model, target").fetchall()
+    rule = con.execute("SELECT * FROM fit_predictions_from_rule ORDER BY model, target").fetchall()
     assert len(ours) == len(rule) == 10 * 4
     for a, b in zip(ours, rule):
         for col, x, y in zip(cols, a, b):

@@ -158,3 +158,118 @@ def test_a_source_benchmark_is_not_a_target_file(copy_db, tmp_path):
     (folder / "ifeval.jsonl").write_text('{"benchmark": "x", "instance_id": "1", "weight": 1}\n')
     result = run_pace("selections", "import", folder, "--db", copy_db)
     assert result.exit_code == 2 and "is a source benchmark here, not a target" in result.stderr, result
+
+
+def _export(copy_db, tmp_path) -> tuple[object, dict[str, list[dict]]]:
+    out = tmp_path / "exported"
+    assert run_pace("selections", "export", out, "--format", "pace-bench", "--db", copy_db).exit_code == 0
+    return out, {p.stem: [json.loads(line) for line in p.read_text().splitlines()] for p in out.glob("*.jsonl")}
+
+
+def _rewrite(folder, selection: dict[str, list[dict]]) -> None:
+    for target, records in selection.items():
+        (folder / f"{target}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _fits(db) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT fit_id, target FROM proxy_fits ORDER BY ALL").fetchall()
+    con.close()
+    return rows
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda rs: [dict(r, benchmark="nosuchbench") if i % 2 else r for i, r in enumerate(rs)],
+     r"record\(s\) of 1 benchmark\(s\) that are not source benchmarks here: nosuchbench \(\d+\)"),
+    (lambda rs: [dict(r, instance_id=f"zz-{r['instance_id']}") for r in rs],
+     r"(\d+) record\(s\) name instances this warehouse has no row for \(gaia.jsonl:1 "),
+    (lambda rs: rs + rs[:2], r"2 repeated record\(s\) of 2 instance\(s\), which would add up their weights"),
+    (lambda rs: [dict(rs[0], weight=float("nan"))] + rs[1:],
+     r"1 record\(s\) with a weight or center that is not a finite number \(gaia.jsonl:1 "),
+])
+def test_a_selection_naming_unknown_or_repeated_instances_is_refused(copy_db, tmp_path, change, needle):
+    """Unknown benchmarks or ids, repeated records, non-finite weights: one line with what and how many, exit
+    2, nothing stored (before: the file became the current fit with at most a note)."""
+    import re
+
+    out, selection = _export(copy_db, tmp_path)
+    selection["gaia"] = change(selection["gaia"])
+    _rewrite(out, selection)
+    before, fits = _predictions(copy_db), _fits(copy_db)
+    result = run_pace("selections", "import", out, "--db", copy_db)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result
+    assert re.search(needle, result.stderr), result.stderr
+    assert _fits(copy_db) == fits and _same(_predictions(copy_db), before)
+
+
+def test_allow_unknown_imports_a_selection_of_instances_not_here_yet_and_says_so(copy_db, tmp_path):
+    out, selection = _export(copy_db, tmp_path)
+    selection = {t: [dict(r, instance_id=f"zz-{r['instance_id']}") for r in rs] for t, rs in selection.items()}
+    _rewrite(out, selection)
+    refused = run_pace("selections", "import", out, "--db", copy_db)
+    assert refused.exit_code == 2 and "--allow-unknown" in refused.stderr
+    result = run_pace("selections", "import", out, "--allow-unknown", "--db", copy_db)
+    assert result.exit_code == 0, result
+    assert "gaia: none of its" in result.stdout and "every model gets the same prediction" in result.stdout
+    # repeated records stay refused with --allow-unknown
+    selection["gaia"] += selection["gaia"][:1]
+    _rewrite(out, selection)
+    again = run_pace("selections", "import", out, "--allow-unknown", "--db", copy_db)
+    assert again.exit_code == 2 and "1 repeated record(s)" in again.stderr
+
+
+def test_a_selections_csv_is_checked_the_same_way(copy_db, tmp_path):
+    con = duckdb.connect(str(copy_db), read_only=True)
+    b, s, i = con.execute("SELECT benchmark, subdir, instance_id FROM scores WHERE benchmark = 'lifbench' "
+                          "ORDER BY ALL LIMIT 1").fetchone()
+    con.close()
+    header = "mode,fold,target,benchmark,subdir,instance_id,col_idx,weight\n"
+    good = f"H,all,gaia,{b},{s},{i},0,0.5\n"
+    path = tmp_path / "sel.csv"
+    for body, needle in [(good + good, "1 repeated record(s)"), (f"H,all,gaia,{b},{s},{i},0,nan\n", "not a finite"),
+                         (good + f"H,all,gaia,{b},{s},nope,0,0.5\n", "1 record(s) name instances")]:
+        path.write_text(header + body)
+        result = run_pace("selections", "import", path, "--db", copy_db)
+        assert result.exit_code == 2 and needle in result.stderr and len(result.stderr.splitlines()) == 1, result
+    path.write_text(header + good)
+    assert run_pace("selections", "import", path, "--db", copy_db).exit_code == 0
+
+
+def test_predict_after_importing_a_selection_fits_a_restricted_proxy(copy_db, tmp_path, monkeypatch):
+    """A model lacking a source benchmark of an imported fit (method pace-bench) gets a restricted proxy of this
+    warehouse's own (the default method, `pace fit`'s defaults) on the benchmarks it has (before: 'the
+    restricted fit failed: unknown method pace-bench')."""
+    import warehouse.fit
+
+    out, _ = _export(copy_db, tmp_path)
+    assert run_pace("selections", "import", out, "--db", copy_db).exit_code == 0
+    con = duckdb.connect(str(copy_db))
+    model = con.execute("SELECT min(model) FROM scores WHERE benchmark = 'lifbench'").fetchone()[0]
+    con.execute("DELETE FROM scores WHERE model = ? AND benchmark = 'lifbench'", [model])
+    imported = {f for (f,) in con.execute("SELECT DISTINCT fit_id FROM current_fits WHERE task = 'abs'").fetchall()}
+    con.close()
+    requests = []
+    real_fit = warehouse.fit.fit_and_store
+
+    def cheap_fit(con, req, reopen=None):      # the defaults (B 300, intervals) are slow for a test
+        requests.append(req)
+        req.B, req.intervals = 5, False
+        return real_fit(con, req, reopen=reopen)
+
+    monkeypatch.setattr(warehouse.fit, "fit_and_store", cheap_fit)
+    result = run_pace("predict", model, "--allow-partial", "--json", "--db", copy_db)
+    assert result.exit_code == 0, result
+    payload = json.loads(result.stdout)
+    assert payload["missing_sources"] == ["lifbench"] and payload["made_fit"]
+    assert [(r.method, r.count, r.sources, r.restricted_for) for r in requests] == [
+        ("default", 100, ["ifeval", "planbench"], model)]
+    rows = payload["predictions"]
+    restricted = [r for r in rows if r["restricted"]]
+    assert restricted and all(r["method"] == "default" and r["fit_id"] == payload["restricted_fit"] for r in restricted)
+    # a target whose imported proxy has no lifbench instance is covered as well by it: the current fit stays
+    assert all(r["fit_id"] in imported and r["coverage"] == 1.0 for r in rows if not r["restricted"])
+    con = duckdb.connect(str(copy_db), read_only=True)
+    parents = {p for (p,) in con.execute("SELECT DISTINCT restricted_from FROM proxy_fits WHERE fit_id = ?",
+                                         [payload["restricted_fit"]]).fetchall()}
+    con.close()
+    assert parents == imported
