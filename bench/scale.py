@@ -517,10 +517,10 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
         "predictions, one model (p50)": p50("lookups", "predictions"),
     }
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    for label, get in series.items():
+    for k, (label, get) in enumerate(series.items()):
         pts = [(s["rows"], get(s)) for s in sizes if s.get("rows") and get(s)]
-        if pts:
-            ax.plot(*zip(*pts), marker="o", label=label)
+        if pts:      # past the 10 colours of the cycle, dashed lines with square marks tell the series apart
+            ax.plot(*zip(*pts), marker="o" if k < 10 else "s", linestyle="-" if k < 10 else "--", label=label)
     extra = [(s["rows"], s["steps"]["pandas"]["extrapolated_wall_s"]) for s in sizes
              if s.get("rows") and s["steps"].get("pandas", {}).get("extrapolated_wall_s")]
     if extra:
