@@ -59,7 +59,7 @@ from models.anchors import (ability_curve, ability_grid, estimate_full_mean, fit
 from models.anchors.calibration import conformal_factor, interval_scores, widen  # noqa: E402
 from models.anchors.posterior import log_likelihood, posterior_weights  # noqa: E402
 from models.anchors.prior import conditional_prior  # noqa: E402
-from models.metrics import spearman  # noqa: E402
+from models.common.metrics import spearman  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 KS = [0, 5, 10, 20, 30, 50]

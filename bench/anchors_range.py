@@ -3,7 +3,7 @@ the truth? Measured on the 14 Pace models under the warehouse's own splits, and 
 models (GPT-4o, ...) under the fit on all 14.
 
 Detectors, each judging a held-out model against its fold's training models (labelled) only:
-  ability   today's: source_ability (sql/020) outside the training models' [min, max] (as bench/accuracy.py
+  ability   today's: source_ability (sql/029_source_ability.sql) outside the training models' [min, max] (as bench/accuracy.py
             and the predictions view use it)
   leaves    models.anchors.range: the share of the model's source benchmarks voting outside the training
             models' robust per-leaf range (second smallest / largest; a benchmark votes when most of its leaves
@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from anchors import store_section  # noqa: E402
 from anchors_sources import abilities, run_split, scratch_warehouse, source_interval, truths  # noqa: E402
-from models.ability import leaf_logits  # noqa: E402
+from models.default.ability import leaf_logits  # noqa: E402
 from models.anchors.range import (SHARE, era_side, leaf_range_shares, range_side, robust_bounds,  # noqa: E402
                                   widen_to_bounds)
 

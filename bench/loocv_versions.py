@@ -1,4 +1,4 @@
-"""LOOCV speed of this tree against an older commit, alternated run by run under the same load.
+"""LOOCV and fit speed of this tree against an older commit, alternated run by run under the same load.
 
 bench/loocv.py times this tree alone; when a method was renamed or a refactor is in question, its
 figures from another day (another load) do not say which code is faster. This bench checks out the
@@ -10,7 +10,9 @@ own schema), and then runs `pace loocv abs` of the old and the new version one a
     .venv/bin/python bench/loocv_versions.py --compare 53c67c5:default:instance \\
         --compare f06c694:default:default --compare "f06c694:compat:compat:--strict-budget --B 300" --repeat 3
 
-A fourth field holds further flags for both sides (space-separated).
+A fourth field holds further flags for both sides (space-separated). ``--command`` chooses what is timed
+(repeatable): ``loocv abs`` (default), ``loocv pair`` or ``fit`` (`pace fit`, intervals included; its MAE
+column is the average of the fit's held-out MAE per target).
 
 Writes bench/results/loocv_versions.json: per comparison and source set, both sides' process wall
 and in-evaluation seconds (best and all), their average MAE (equal MAE = the same method), and the
@@ -42,21 +44,28 @@ def pace(*args: str) -> list[str]:
     return [sys.executable, "-c", ENTRY, *args]
 
 
-def run_once(src: Path, db: Path, method: str, flags: list[str], sources: str | None, out: Path) -> dict:
-    cmd = pace("loocv", "abs", "--method", method, *flags, "--count", "100", "--seed", "42", "--db", str(db),
-               "--out", str(out), "--json") + (["--sources", sources] if sources else [])
+def run_once(src: Path, db: Path, command: str, method: str, flags: list[str], sources: str | None,
+             out: Path) -> dict:
+    where = ["--out", str(out)] if command != "fit" else []
+    cmd = pace(*command.split(), "--method", method, *flags, "--count", "100", "--seed", "42", "--db", str(db),
+               *where, "--json") + (["--sources", sources] if sources else [])
     env = {**os.environ, "PYTHONPATH": str(src)}
     load = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, cwd=src, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode:
-        sys.exit(f"{src.name}: pace loocv --method {method} failed: {done.stderr.strip().splitlines()[-1:]}")
+        sys.exit(f"{src.name}: pace {command} --method {method} failed: {done.stderr.strip().splitlines()[-1:]}")
     # older commits let DuckDB's progress bar reach stdout before the JSON
     payload = json.loads(done.stdout[done.stdout.find("{"):])
-    avg = {m["target"]: m for m in payload["metrics"]}["AVERAGE"]
+    if command == "fit":
+        maes = [v for v in payload["loocv_mae"].values() if v is not None]
+        score = 100 * sum(maes) / max(len(maes), 1)
+    else:
+        avg = {m["target"]: m for m in payload["metrics"]}["AVERAGE"]
+        score = avg["mae_pp"] if "mae_pp" in avg else avg["accuracy_pct"]
     return {"wall_s": round(wall, 2), "in_evaluation_s": round(payload["seconds"], 2),
-            "avg_mae_pp": round(avg["mae_pp"], 4), "load_1min_before_after": [round(load, 2),
+            "avg_mae_pp": round(score, 4), "load_1min_before_after": [round(load, 2),
                                                                              round(os.getloadavg()[0], 2)]}
 
 
@@ -81,6 +90,9 @@ def main() -> None:
                              "both (repeatable)")
     parser.add_argument("--sources", default="v2,all", help="source sets: v2 (planbench,mmmu,visualpuzzles), all")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--command", action="append", choices=["loocv abs", "loocv pair", "fit"],
+                        help="what to time (repeatable; default: loocv abs)")
+    parser.add_argument("--out", type=Path, default=OUT, help="results file (default bench/results/loocv_versions.json)")
     args = parser.parse_args()
     compares = []
     for spec in args.compare:
@@ -108,25 +120,28 @@ def main() -> None:
                                    check=True)
                     trees[rev] = (tree, ingest(tree, work / f"{rev}.duckdb"))
                 tree, old_db = trees[rev]
-                for name in sets:
-                    old_runs, new_runs = [], []
-                    for _ in range(args.repeat):
-                        old_runs.append(run_once(tree, old_db, old_method, flags, SOURCES[name], work / "out-old"))
-                        new_runs.append(run_once(REPO, new_db, new_method, flags, SOURCES[name], work / "out-new"))
-                    row = {"old": {"commit": rev, "method": old_method, **summary(old_runs)},
-                           "new": {"commit": "this tree", "method": new_method, **summary(new_runs)},
-                           "flags": " ".join(flags), "sources": name}
-                    row["new_over_old_wall"] = round(row["new"]["wall_s_best"] / row["old"]["wall_s_best"], 3)
-                    print(json.dumps(row), flush=True)
-                    results.append(row)
+                for command in args.command or ["loocv abs"]:
+                    for name in sets:
+                        old_runs, new_runs = [], []
+                        for _ in range(args.repeat):
+                            old_runs.append(run_once(tree, old_db, command, old_method, flags, SOURCES[name],
+                                                     work / "out-old"))
+                            new_runs.append(run_once(REPO, new_db, command, new_method, flags, SOURCES[name],
+                                                     work / "out-new"))
+                        row = {"command": command, "old": {"commit": rev, "method": old_method, **summary(old_runs)},
+                               "new": {"commit": "this tree", "method": new_method, **summary(new_runs)},
+                               "flags": " ".join(flags), "sources": name}
+                        row["new_over_old_wall"] = round(row["new"]["wall_s_best"] / row["old"]["wall_s_best"], 3)
+                        print(json.dumps(row), flush=True)
+                        results.append(row)
         finally:
             for tree, _ in trees.values():
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    OUT.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores", "this_tree": head,
+    args.out.write_text(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores", "this_tree": head,
                                "repeat": args.repeat, "results": results}, indent=2) + "\n")
-    print(f"wrote {OUT.relative_to(REPO)}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

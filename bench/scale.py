@@ -274,7 +274,7 @@ def probe_floor(rows: str) -> None:
 
 
 def probe_matrices(db: str) -> None:
-    """The evaluation inputs as `pace loocv` / `pace fit` build them (sql/044 loocv_inputs)."""
+    """The evaluation inputs as `pace loocv` / `pace fit` build them (fold_cells)."""
     sys.path.insert(0, str(REPO))
     from warehouse.connect import connect
     from warehouse.matrices import build_matrices
@@ -492,7 +492,7 @@ def _brief(step: dict) -> str:
 # ------------------------------------------------------------------------------ plot and table
 def plot(results: dict, path: Path = PLOT) -> Path | None:
     sys.path.insert(0, str(REPO))
-    from warehouse.plotting import pyplot
+    from warehouse.plots import pyplot
 
     plt = pyplot()
     sizes = sorted(results.get("sizes", {}).values(), key=lambda s: s.get("rows") or 0)

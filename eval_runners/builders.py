@@ -10,11 +10,60 @@ copy of the dataset). Nothing is downloaded.
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import json
 from pathlib import Path
+from typing import Callable
 
-from eval_runners.packs import PackError, builder, file_sha256, make_record, shuffled_choices
+import pyarrow.parquet as pq
+
+from eval_runners.packs import PackError, file_sha256, make_record, shuffled_choices, write_pack
+
+
+# ---- builders -------------------------------------------------------------------------------
+
+BUILDERS: dict[str, Callable] = {}
+
+
+def builder(name: str):
+    def deco(fn):
+        BUILDERS[name] = fn
+        return fn
+    return deco
+
+
+def load_rows(path: str | Path) -> list[dict]:
+    """Rows of a local dataset copy: .jsonl, .json (list or {"rows": [...]}) , .csv or .parquet."""
+    p = Path(path)
+    suf = p.suffix.lower()
+    if suf in (".jsonl", ".ndjson"):
+        return [json.loads(l) for l in p.read_text(encoding="utf-8").splitlines() if l.strip()]
+    if suf == ".json":
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if isinstance(data, dict):          # {"rows": [...]}, {"instances": [...]}, ...: the first list
+            data = next((v for v in data.values() if isinstance(v, list)), None)
+            if data is None:
+                raise PackError(f"{p}: a JSON object without a list of rows")
+        return [r.get("row", r) if isinstance(r, dict) else r for r in data]
+    if suf == ".csv":
+        with open(p, newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh))
+    if suf == ".parquet":
+        return pq.read_table(p).to_pylist()
+    raise PackError(f"{p}: unsupported file type (use .jsonl, .json, .csv or .parquet)")
+
+
+def build_pack(benchmark: str, source: str | Path, out: str | Path | None = None, *,
+               version: str = "1", subdir: str | None = None) -> tuple[Path, int]:
+    if benchmark not in BUILDERS:
+        raise PackError(f"no pack builder for {benchmark!r}; available: {sorted(BUILDERS)}")
+    rows = load_rows(source)
+    out = Path(out) if out else Path(source).with_name(f"{benchmark}{'_' + subdir if subdir else ''}.pack.jsonl")
+    kwargs = {"subdir": subdir} if subdir else {}
+    records = list(BUILDERS[benchmark](rows, version=version, asset_root=Path(out).resolve().parent, **kwargs))
+    n = write_pack(out, records)
+    return out, n
 
 LETTERS = "ABCDEFGHIJ"
 COT_MC = ("Answer the following multiple-choice question. Think step by step, then finish with a "

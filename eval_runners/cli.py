@@ -22,6 +22,8 @@ from rich.console import Console
 from rich.table import Table
 
 from eval_runners.secrets import redact, resolve_credentials
+from warehouse.api import Warehouse
+from warehouse.errors import UserError
 
 instances_app = typer.Typer(help="Instance packs: the prompts and references the runner uses.",
                             no_args_is_help=True)
@@ -71,7 +73,7 @@ def _open(db, *, must_exist: bool, read_only: bool = False):
     from warehouse.connect import connect
     from warehouse.errors import UserError
     try:
-        return connect(db, udfs=False, read_only=read_only, create=not must_exist)
+        return connect(db, read_only=read_only, create=not must_exist)
     except UserError as exc:
         fail(str(exc))
 
@@ -114,8 +116,8 @@ def build_command(benchmark: str = typer.Argument(..., help="benchmark name, e.g
                   subdir: Optional[str] = typer.Option(None, "--subdir", help="subtask (repobench, livecodebench, bfcl, planbench)"),
                   overwrite: bool = typer.Option(False, "--overwrite", help="replace an existing --out file")):
     """Convert a local copy of a benchmark's public dataset rows into a pack (no download)."""
-    from eval_runners import builders  # noqa: F401  (registers the builders)
-    from eval_runners.packs import BUILDERS, PackError, build_pack
+    from eval_runners.builders import BUILDERS, build_pack
+    from eval_runners.packs import PackError
     benchmark = benchmark.strip()
     if benchmark not in BUILDERS:
         fail(f"no pack builder for benchmark {benchmark!r}; available: {', '.join(sorted(BUILDERS))}")
@@ -196,16 +198,8 @@ def run_command(
 
     Exit codes: 0 all answered; 1 calls failed or not run (rerun retries them); 2 bad input; 3 --max-cost hit.
     """
-    from eval_runners.plan import load_plan_csv, plan_from_warehouse
-    from eval_runners.pricing import PriceTable
-    from eval_runners.run import RunBlocked, RunOptions, run_plan
-    from warehouse.errors import UserError
-    from warehouse.settings import db_path
-    from warehouse.validate import model_name
-    try:
-        model = model_name(model)
-    except UserError as exc:
-        fail(str(exc))
+    from eval_runners.run import RunBlocked      # loads the OpenAI client library (~2 s): `pace run` only
+
     max_cost_v = parse_number("--max-cost", max_cost, minimum=0)
     concurrency_v = parse_number("--concurrency", concurrency, integer=True, minimum=1, maximum=1024)
     rate_limit_v = parse_number("--rate-limit", rate_limit, above=0)
@@ -214,45 +208,19 @@ def run_command(
     streak_v = parse_number("--max-consecutive-failures", max_consecutive_failures, integer=True, minimum=0)
     existing_file("--plan", plan)
     existing_file("--prices", prices)
-    creds = resolve_credentials(api_key, base_url)
-    key = creds.api_key
-    if creds.base_url:
-        from eval_runners.client import normalize_base_url
-        try:
-            normalize_base_url(creds.base_url)
-        except ValueError as exc:
-            fail(f"--base-url (or BASE_URL): {redact(exc, key)}")
+    key = resolve_credentials(api_key, base_url).api_key
     try:
-        table = PriceTable.load(prices)
-    except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
-        msg = redact(exc, key)
-        fail(f"--prices {msg}" if msg.startswith(str(prices)) else f"--prices {prices}: {msg}")
-    if plan:
-        try:
-            rows = load_plan_csv(plan)
-        except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
-            msg = str(exc)
-            fail(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}")
-    con = _open(db, must_exist=True, read_only=True)     # closed before the run, which opens it per batch
-    try:
-        if not plan:
-            try:
-                rows = plan_from_warehouse(con, model)
-            except (LookupError, ValueError) as exc:
-                fail(redact(exc, key))
-    finally:
-        con.close()
-    opts = RunOptions(dry_run=dry_run, max_cost=max_cost_v, concurrency=concurrency_v,
-                      rate_limit=rate_limit_v, vision=vision, skip_unavailable=skip_unavailable,
-                      prices=table, timeout=timeout_v, max_retries=max_retries_v,
-                      max_consecutive_failures=streak_v or None, progress=not dry_run)
-    try:
-        summary = run_plan(db_path(db), model, rows, credentials=creds, options=opts)
+        summary = Warehouse(db).run(model, plan=plan, dry_run=dry_run, max_cost=max_cost_v,
+                                    concurrency=concurrency_v, rate_limit=rate_limit_v, api_key=api_key,
+                                    base_url=base_url, prices=prices, vision=vision,
+                                    skip_unavailable=skip_unavailable, timeout=timeout_v,
+                                    max_retries=max_retries_v, max_consecutive_failures=streak_v,
+                                    progress=not dry_run)
+    except UserError as exc:
+        fail(redact(exc, key))
     except RunBlocked as exc:
         err.print(redact(str(exc), key), markup=False)
         raise typer.Exit(EXIT_USAGE)
-    except (LookupError, ValueError) as exc:
-        fail(redact(exc, key))
     except KeyboardInterrupt:
         fail("interrupted; answers received so far are stored, rerun to resume", EXIT_INTERRUPTED)
     # anything else reaches pace's main(): one line (the traceback with --debug); the run row
@@ -311,15 +279,3 @@ def standalone_app() -> typer.Typer:
     app.add_typer(instances_app, name="instances")
     app.command("run")(run_command)
     return app
-
-
-def main():
-    """``python -m eval_runners``: the same commands, with pace's one-line error handling."""
-    from warehouse.cli import main as pace_main
-    pace_main()
-
-
-def mount(app: typer.Typer) -> None:
-    """Attach `pace instances ...` and `pace run MODEL` to the main CLI."""
-    app.add_typer(instances_app, name="instances")
-    app.command("run")(run_command)

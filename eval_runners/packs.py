@@ -23,7 +23,7 @@ import mimetypes
 import random
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from eval_runners.client import canonical_json
 
@@ -187,54 +187,6 @@ def estimate_prompt_tokens(messages: list) -> int:
                 else:
                     n += int(len(part.get("text", "")) / 3.5) + 1
     return n
-
-
-# ---- builders -------------------------------------------------------------------------------
-
-BUILDERS: dict[str, Callable] = {}
-
-
-def builder(name: str):
-    def deco(fn):
-        BUILDERS[name] = fn
-        return fn
-    return deco
-
-
-def load_rows(path: str | Path) -> list[dict]:
-    """Rows of a local dataset copy: .jsonl, .json (list or {"rows": [...]}) , .csv or .parquet."""
-    p = Path(path)
-    suf = p.suffix.lower()
-    if suf in (".jsonl", ".ndjson"):
-        return [json.loads(l) for l in p.read_text(encoding="utf-8").splitlines() if l.strip()]
-    if suf == ".json":
-        data = json.loads(p.read_text(encoding="utf-8"))
-        if isinstance(data, dict):          # {"rows": [...]}, {"instances": [...]}, ...: the first list
-            data = next((v for v in data.values() if isinstance(v, list)), None)
-            if data is None:
-                raise PackError(f"{p}: a JSON object without a list of rows")
-        return [r.get("row", r) if isinstance(r, dict) else r for r in data]
-    if suf == ".csv":
-        import csv
-        with open(p, newline="", encoding="utf-8") as fh:
-            return list(csv.DictReader(fh))
-    if suf == ".parquet":
-        import pyarrow.parquet as pq
-        return pq.read_table(p).to_pylist()
-    raise PackError(f"{p}: unsupported file type (use .jsonl, .json, .csv or .parquet)")
-
-
-def build_pack(benchmark: str, source: str | Path, out: str | Path | None = None, *,
-               version: str = "1", subdir: str | None = None) -> tuple[Path, int]:
-    from eval_runners import builders  # noqa: F401  (registers BUILDERS)
-    if benchmark not in BUILDERS:
-        raise PackError(f"no pack builder for {benchmark!r}; available: {sorted(BUILDERS)}")
-    rows = load_rows(source)
-    out = Path(out) if out else Path(source).with_name(f"{benchmark}{'_' + subdir if subdir else ''}.pack.jsonl")
-    kwargs = {"subdir": subdir} if subdir else {}
-    records = list(BUILDERS[benchmark](rows, version=version, asset_root=Path(out).resolve().parent, **kwargs))
-    n = write_pack(out, records)
-    return out, n
 
 
 def shuffled_choices(key: str, correct: str, wrong: list[str]) -> tuple[list[str], str]:

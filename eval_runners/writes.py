@@ -59,7 +59,7 @@ class RunTarget:
             return
         from warehouse.connect import connect
 
-        con = connect(self.path, udfs=False, create=False, wait=self.wait if wait is None else wait)
+        con = connect(self.path, create=False, wait=self.wait if wait is None else wait)
         try:
             yield con
         finally:

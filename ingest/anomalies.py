@@ -162,7 +162,7 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
             out.append(Anomaly("duplicate_ids", path, f"{dups} repeated row(s) dropped ({policy} occurrence kept)"))
         if nulls:
             out.append(Anomaly("null_scores", path, f"{nulls} empty or non-numeric score(s) stored as NULL"))
-    # Collapsed cells (the rule: sql/016_collapsed_cells_live.sql; stored in collapsed_cells, which the caller
+    # Collapsed cells (the rule: sql/020_collapsed_cells_live.sql; stored in collapsed_cells, which the caller
     # has recomputed for what it wrote): a model at ~0 on a cell the others mostly solve, or a file listing
     # only failed instances. The default method's ability leaves them out; compat keeps them.
     rows = con.execute("""

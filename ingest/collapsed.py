@@ -1,5 +1,5 @@
 """The stored collapsed cells: the table ``collapsed_cells`` holds the rows of the rule
-``collapsed_cells_live`` (sql/016), so that ``predictions``, the ability and ingest's anomaly report read a
+``collapsed_cells_live`` (sql/020_collapsed_cells_live.sql), so that ``predictions``, the ability and ingest's anomaly report read a
 few thousand rows instead of two scans of every source row per query (10 s per `predictions` call at
 10^8 rows).
 
@@ -47,7 +47,7 @@ def rule_fingerprint() -> str:
 
 def is_stale(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the mark says the table may differ from the rule (cheap: reads the stamp only)."""
-    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchone()
+    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchall()[0]
     return not (row and row[0] == rule_fingerprint())
 
 

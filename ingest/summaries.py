@@ -5,7 +5,7 @@ doctor --check`` ask often scans every score row:
   (per ingested file, or per run and leaf): rows per benchmark and model, the fingerprint the lake must
   hold (:func:`ingest.lake.lake_drift` with ``stored=True``);
 - ``leaf_counts``: the distinct instances of every leaf;
-- ``instance_stats``: the rows of the rule ``instance_stats_live`` (sql/015), stored.
+- ``instance_stats``: the rows of the rule ``instance_stats_live`` (sql/095), stored.
 
 They are kept in step by the writers that keep the stored collapsed cells in step, at the same moments
 and by the same mark (see :mod:`ingest.derived`): recomputed whole, inside the writer's transaction.

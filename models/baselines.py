@@ -1,4 +1,4 @@
-"""Goal A baselines, leave-one-model-out, on the same inputs as ``models.default``.
+"""Goal A baselines, leave-one-model-out, on the same inputs as ``models.default.goal_a``.
 
 All take X (n × S raw sources, NaN = missing), P (per target n × N_t, NaN =
 missing) and return a ``DefaultAbsResult`` (an ``AbsResult``: pred (n, T),
@@ -29,12 +29,12 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from .basis import MIN_OBS, VAR_EPS
-from .folds import loo_training_set
-from .inputs import default_inputs
-from .metrics import masked_metrics
-from .regress import ols_slope
-from .results import DefaultAbsResult, model_names
+from models.default.basis import MIN_OBS, VAR_EPS
+from models.common.folds import loo_training_set
+from models.common.inputs import default_inputs
+from models.common.metrics import masked_metrics
+from models.common.regress import ols_slope
+from models.common.results import DefaultAbsResult, model_names
 
 __all__ = ["loocv_train_mean", "loocv_random_c", "loocv_benchmark_ridge", "benchmark_averages"]
 

@@ -4,7 +4,7 @@
 --   warehouse  this warehouse's id, made once; its lake carries it in a stamp file
 --           (<lake>/.pace-lake.json), so no other warehouse writes or cleans that lake (ingest.lake)
 --   lake    the Parquet lake folder this warehouse keeps in step with `scores`
---   collapsed_cells  fingerprint of the rule (sql/016) the stored collapsed_cells were computed by;
+--   collapsed_cells  fingerprint of the rule (collapsed_cells_live) the stored collapsed_cells were computed by;
 --           absent while a writer may have left them out of date (ingest.collapsed)
 CREATE TABLE IF NOT EXISTS pace_meta (
     key    VARCHAR PRIMARY KEY,

@@ -1,6 +1,6 @@
 -- Role of each benchmark: 'target' (agentic, predicted), 'source' (cheap, selected from),
 -- 'excluded' (never used). Seeded with the published roles, except commit0, a target since the
--- OpenHands Index brings per-instance results for it (sql/070 turns an older warehouse's seeded
+-- OpenHands Index brings per-instance results for it (074_commit0_target.sql turns an older warehouse's seeded
 -- 'excluded' into 'target' once); ingest adds unseen benchmarks as 'source', `pace import
 -- openhands-index` its agentic ones as 'target'. Change a role with `pace benchmarks set NAME ROLE`.
 CREATE TABLE IF NOT EXISTS benchmarks (

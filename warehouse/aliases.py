@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from ingest import preference
+from ingest import derived, preference
+from ingest.lake import mark_pending, sync_lake
 from ingest.openhands_index import rename_model
 from warehouse import validate
 from warehouse.errors import UserError
@@ -90,9 +91,6 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
 
     Checked by :func:`plan_alias` inside the transaction; more than :data:`CONFIRM_ROWS` rows need
     ``yes``. Returns the plan carried out (``rows``: the score rows renamed)."""
-    from ingest.derived import refresh as refresh_derived
-    from ingest.lake import mark_pending, sync_lake
-
     con.execute("BEGIN TRANSACTION")
     try:
         plan = plan_alias(con, alias, model)
@@ -108,7 +106,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
         # two sources may now share a (model, benchmark) cell: the rule settles it
         plan.benchmarks = sorted(set(plan.benchmarks) | preference.refresh(con))
         mark_pending(con, plan.benchmarks)
-        refresh_derived(con)                    # the renamed rows' cells (and the others' medians), counts
+        derived.refresh(con)                    # the renamed rows' cells (and the others' medians), counts
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -120,8 +118,6 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
 def keep_model(con: duckdb.DuckDBPyConnection, model: str) -> str:
     """Accept a model ingest held out of fits as a model of its own; returns what it was held as. The
     model becomes known, so what is derived from the known models (instance_stats) is recomputed with it."""
-    from ingest.derived import refresh as refresh_derived
-
     model = validate.model_name(model)
     held = dict(con.execute("SELECT model, detail FROM model_holds").fetchall())
     if model not in held:
@@ -129,7 +125,7 @@ def keep_model(con: duckdb.DuckDBPyConnection, model: str) -> str:
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("DELETE FROM model_holds WHERE model = ?", [model])
-        refresh_derived(con)
+        derived.refresh(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

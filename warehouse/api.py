@@ -11,22 +11,45 @@ read-only connection; the file is opened for writing only to store their rows.
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
 import duckdb
 
-from warehouse import method_flags, settings, validate
+from eval_runners.secrets import redact, resolve_credentials
+from ingest import summaries
+from ingest.csvfile import DUPLICATE_POLICIES
+from ingest.harness import READERS, read_results
+from ingest.harness_map import load_map
+from ingest.lake import discard_if_unused, lake_drift, lake_of, owner_problem, pending
+from ingest.load import ingest_tree, load_units
+from ingest.tree import discover
+from warehouse import aliases, methods, settings, validate
+from warehouse import plan as planning
+from warehouse import predict as predicting
+from warehouse.anchors import fit_anchors, plan_anchors, store_anchor_fit
 from warehouse.connect import connect
-from warehouse.errors import UserError, register_api
+from warehouse.doctor import rebuild_from_lake, run_doctor
+from warehouse.errors import UserError, register_api, register_options
+from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
+from warehouse.export import export_parquet
+from warehouse.export_eee import export_eee
+from warehouse.fit import FitRequest, fit_and_store
+from warehouse.outputs import check_names, output_run
+from warehouse.pace_bench import export_pace_bench, import_pace_bench
+from warehouse.plots import plot_sweep
 from warehouse.predict import PredictionReport
+from warehouse.roles import set_role
+from warehouse.run_outputs import RunOutputs
+from warehouse.selections import import_selections
+from warehouse.shell import run_shell
+from warehouse.sqlguard import after_write, before_write, explain
 
 Names = Union[str, Sequence[str], None]
 
-#: defaults of the options a method may ignore (None in a call means "not given")
-DEFAULTS = {"count": 100, "B": 300, "seed": 42, "nc_max": 10, "missing": "mask"}
 TASKS = ("abs", "pair")
 FIT_TASKS = ("abs", "pair", "both")
 EXPORT_FORMATS = ("parquet", "eee")
@@ -51,7 +74,16 @@ class LoocvRun:
     seconds: float
     metrics: list[dict]           # per target, then the AVERAGE row (MAE in pp; pair accuracy in %)
     configs: list[dict]
+    outputs: list[Path] = field(default_factory=list)   # files written with ``out`` (the CSV first)
+    title: str = ""               # e.g. 'Goal A default split=loo C=100 seed=42'
     notes: list[str] = field(default_factory=list)    # e.g. the models left out (no source rows)
+
+
+@dataclass
+class Sweep:
+    """A budget sweep: per (method, count) its stored run and average MAE (pp) and Spearman; the plot."""
+    results: list[dict]
+    plot: Optional[Path]
 
 
 @dataclass
@@ -65,6 +97,12 @@ class Plan:
     interval_half_width_now: dict[str, float]
     zero_weight_left_out: int
     restricted: Optional[dict] = None         # the other path: a proxy on the source benchmarks it has
+    anchors: list = field(default_factory=list)   # per target: warehouse.anchors.TargetAnchors (--anchors K)
+    budget_left_out: int = 0                  # anchors dropped to stay within ``budget``
+
+    @property
+    def anchor_rows(self) -> list:
+        return [r for t in self.anchors for r in t.rows]
 
 
 @dataclass
@@ -161,6 +199,16 @@ class Warehouse:
         finally:
             con.close()
 
+    @contextlib.contextmanager
+    def _writing(self, what: str, *, create: bool = False):
+        """A read-write connection for ``what`` (refused on a read-only Warehouse), closed after the block."""
+        self._require_writable(what)
+        con = self.connect(write=True, create=create)
+        try:
+            yield con
+        finally:
+            con.close()
+
     def _probe_writable(self, why: str) -> None:
         """Fail at once, before long work, when the file cannot be opened for writing."""
         try:
@@ -207,8 +255,6 @@ class Warehouse:
         model: string
         ...
         """
-        from warehouse.sqlguard import after_write, before_write, explain
-
         validate.choice(output, "output", ("arrow", "pandas", "tuples"))
         if not query or not query.strip():
             raise UserError("empty query")
@@ -264,11 +310,6 @@ class Warehouse:
         >>> report = Warehouse("pace.duckdb").ingest("demo_data")                  # doctest: +SKIP
         >>> report.to_dict()["rows"]                                               # doctest: +SKIP
         """
-        from ingest.csvfile import DUPLICATE_POLICIES
-        from ingest.lake import discard_if_unused, lake_of
-        from ingest.load import ingest_tree
-        from ingest.tree import discover
-
         validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
         self._require_writable("ingest")
         root = settings.results_path(tree)
@@ -311,12 +352,10 @@ class Warehouse:
             a cycle or chain with the recorded aliases (the message names the one in the way), or rows of
             both names with the same key.
         """
-        from warehouse.aliases import AliasPlan, check_names, plan_alias
-
         if not Path(self.path).exists():      # `alias add` may start a warehouse: nothing to rename yet
-            return AliasPlan(*check_names(alias, model))
+            return aliases.AliasPlan(*aliases.check_names(alias, model))
         with self._reading() as con:
-            return plan_alias(con, alias, model)
+            return aliases.plan_alias(con, alias, model)
 
     def alias_add(self, alias: str, model: str, *, yes: bool = False):
         """Ingest files named ``ALIAS.csv`` as ``model`` and rename the rows already stored under ``alias``
@@ -338,24 +377,20 @@ class Warehouse:
         >>> Warehouse("pace.duckdb").alias_add("DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2").rows  # doctest: +SKIP
         895
         """
-        from warehouse.aliases import add_alias
-
         self._require_writable("adding an alias")
         con = self.connect(write=True, create=True)
         try:
-            return add_alias(con, alias, model, yes=yes)
+            return aliases.add_alias(con, alias, model, yes=yes)
         finally:
             con.close()
 
     def alias_keep(self, model: str) -> str:
         """Accept ``model``, which ingest held out of fits as another spelling of a known model
         (``models.held``), as a model of its own: it enters the next fit. Returns the model it looked like."""
-        from warehouse.aliases import keep_model
-
         self._require_writable("keeping a held model")
         con = self.connect(write=True)
         try:
-            return keep_model(con, model)
+            return aliases.keep_model(con, model)
         finally:
             con.close()
 
@@ -414,36 +449,35 @@ class Warehouse:
             con.close()
 
     # ------------------------------------------------------------------------------------------ loocv
-    def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", count: Optional[int] = None,
-              B: Optional[int] = None, seed: Optional[int] = None, auto_tune: bool = False,
-              strict_budget: bool = False, pin_task_a_selection: bool = False, fit_all: bool = False,
-              missing: Optional[str] = None, q: Optional[float] = None, m: Optional[float] = None,
-              nc_h: Optional[int] = None, nc_d: Optional[int] = None, nc_max: Optional[int] = None,
-              sources: Names = None, targets: Names = None) -> LoocvRun:
+    def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", sources: Names = None,
+              targets: Names = None, out: Union[str, os.PathLike, None] = None, plots: bool = False,
+              **options: Any) -> LoocvRun:
         """Held-out evaluation of a method (Goal A ``abs`` or Goal B ``pair``), stored as rows.
 
         Parameters
         ----------
         task : {'abs', 'pair'}
         method : str
-            ``abs``: default, instance, compat, mean, random-c, bench-ridge; ``pair``: default, compat.
+            A method of ``warehouse.methods.REGISTRY`` offering ``task``: ``abs``: default, instance, compat,
+            mean, random-c, bench-ridge; ``pair``: default, instance, compat.
         split : str
             loo, family, low-K or high-K: which models are held out together.
-        count, B, seed : int, optional
-            Instance budget C (default 100), bootstrap replicates (300), seed (42). An option the
-            method does not read (e.g. ``B`` for ``default`` abs, ``q`` for anything but compat) is
-            refused, naming the method; leave it None.
-        auto_tune, strict_budget, pin_task_a_selection, fit_all, missing, q, m, nc_h, nc_d, nc_max
-            The method's own knobs (see ``pace loocv abs --help``); compat needs ``strict_budget``
-            (and for ``pair`` also ``pin_task_a_selection``).
         sources, targets : str or list of str, optional
             Source benchmarks to select from and targets to predict (default: every benchmark of
             that role); ``"a,b"``, ``"a b"`` and ``["a", "b"]`` are the same.
+        out : path, optional
+            Also write the predictions CSV (and with ``plots`` the PNG plots) into this folder.
+        **options
+            The method's options (``warehouse.methods.options.CATALOGUE`` and the method's own): count
+            (budget C, default 100), B (bootstrap replicates, 300), seed (42), auto_tune, strict_budget,
+            pin_task_a_selection, fit_all, missing, q, m, nc_h, nc_d, nc_max. An option the method does not
+            read (e.g. ``B`` for ``default`` abs, ``q`` for anything but compat) is refused, naming the
+            method; compat needs ``strict_budget`` (and for ``pair`` also ``pin_task_a_selection``).
 
         Returns
         -------
         LoocvRun
-            ``run_id``, seconds, per-target metrics and the configurations used.
+            ``run_id``, seconds, per-target metrics, the configurations used and the files written.
 
         Examples
         --------
@@ -451,87 +485,95 @@ class Warehouse:
         >>> run.metrics[-1]["target"], round(run.metrics[-1]["mae_pp"], 2)         # doctest: +SKIP
         ('AVERAGE', 5.7)
         """
-        from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
-        from warehouse.kernels import abs_methods, pair_methods
-
         validate.choice(task, "task", TASKS)
-        validate.choice(method, "--method", (abs_methods() if task == "abs" else pair_methods()))
+        chosen = methods.get(method, task)
         validate.split_name(split)
-        if missing is not None:
-            validate.choice(missing, "--missing", ("mask", "zero", "auto"))
-        check_budget(count=count, B=B, seed=seed, q=q, m=m, nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
-        given = dict(count=count, B=B, seed=seed, auto_tune=auto_tune, strict_budget=strict_budget, q=q, m=m,
-                     nc_h=nc_h, nc_d=nc_d, nc_max=nc_max)
-        given.update(dict(fit_all=fit_all, missing=missing) if task == "abs" else
-                     dict(pin_task_a_selection=pin_task_a_selection))
-        if method == "compat" and task == "abs" and not strict_budget:
-            raise UserError("compat implements the strict joint budget (the published headline path): add "
-                            "--strict-budget")
-        if method == "compat" and task == "pair" and not (strict_budget and pin_task_a_selection):
-            raise UserError("compat implements the published headline path: add --strict-budget "
-                            "--pin-task-a-selection")
-        if method == "compat" and auto_tune and split != "loo":
-            raise UserError("compat's --auto-tune scores configurations on the evaluation predictions themselves; "
-                            "on a split it would tune on the held-out models: use --split loo (the published "
-                            "protocol) or drop --auto-tune")
-        method_flags.check_loocv(task, method, given)
+        given = checked_options(options)
+        chosen.refuse(task, given, split)
         self._require_writable("storing an evaluation")
-        req = EvalRequest(method=method, count=count or DEFAULTS["count"], B=B or DEFAULTS["B"],
-                          seed=DEFAULTS["seed"] if seed is None else seed, auto_tune=auto_tune,
-                          strict_budget=strict_budget, q=q, m=m, nc_h=nc_h, nc_d=nc_d,
-                          nc_max=nc_max or DEFAULTS["nc_max"], split=split, sources=_names(sources),
-                          targets=_names(targets))
-        if task == "abs":
-            req.fit_all, req.missing = fit_all, missing or DEFAULTS["missing"]
+        outputs = RunOutputs(task, out, plots) if out is not None else None
+        req = EvalRequest(method, split, _names(sources), _names(targets), **given)
         with self._reading() as con:
             req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
             notes = _target_only_note(con)
-            label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}, C={req.count}, B={req.B}"
-                     f"{', auto-tune' if auto_tune else ''}) ...")
+            label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}{run_label(chosen, task, given)}"
+                     f"{', auto-tune' if given.get('auto_tune') else ''}) ...")
             with self._status(label):
                 try:
                     result = compute_eval(con, req, task)
-                except Exception as exc:  # kernel errors arrive wrapped by DuckDB
+                except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the evaluation failed: {str(exc).splitlines()[0]}") from exc
         if not result.n_predictions():
             raise UserError("the evaluation produced no predictions (too few models with target scores for "
                             "these --sources / --targets?); nothing was written")
-        con = self.connect(write=True)
-        try:
+        with self._writing("storing an evaluation") as con:
             run_id = store_eval(con, result)
-            seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
-            if task == "abs":
-                pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics "
-                                            "WHERE run_id = ?", [run_id]).fetchall())
-                metrics = [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r),
-                                pair_accuracy_pct=pair_acc.get(r[0])) for r in metrics_rows(con, run_id)]
-                configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in con.execute(
-                    "SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ? ORDER BY target, fold",
-                    [run_id]).fetchall()]
-            else:
-                metrics = [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in pair_metrics_rows(con, run_id)]
-                configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
-                           for c in con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
-                                                   WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()]
-        finally:
-            con.close()
-        return LoocvRun(run_id, task, method, split, seconds, metrics, configs, notes)
+            run = stored_run(con, run_id, task, method, split)
+            run.notes = notes
+            run.title = (f"Goal {'A' if task == 'abs' else 'B'} {method} split={split}"
+                         f"{run_label(chosen, task, given, ' ')}{' auto-tune' if given.get('auto_tune') else ''}")
+            if outputs is not None:
+                run.outputs = outputs.write(con, run_id, run.title)
+        return run
+
+    def sweep(self, counts: Sequence[int] = (25, 50, 100, 200, 300, 400, 500),
+              method_names: Sequence[str] = ("compat", "default"), *, sources: Names = None, targets: Names = None,
+              out: Union[str, os.PathLike, None] = None, counts_given: bool = True, **options: Any) -> Sweep:
+        """Goal A LOOCV of each method at each budget C, stored as runs; with ``out`` also ``sweep.png``.
+
+        An option that none of the methods reads is refused (``counts_given=False``: the budgets are the
+        defaults, not asked for, so methods without a budget may be swept)."""
+        budgets = [validate.integer(c, "--counts", 1) for c in counts]
+        chosen = [methods.get(validate.choice(name, "--methods", methods.names("abs")), "abs") for name in method_names]
+        given = checked_options(options)
+        for name in [*given, *(["count"] if counts_given else [])]:
+            if not any(name in m.read("abs", given) for m in chosen):
+                flag = "--counts" if name == "count" else methods.CATALOGUE[name].flag
+                raise UserError(f"none of --methods {','.join(method_names)} uses {flag}; drop it")
+        self._require_writable("storing an evaluation")
+        folder = settings.user_path(out) if out is not None else None
+        if folder is not None:
+            check_names(folder, "sweep", ["sweep.png"])
+        computed = []
+        with self._reading() as con:
+            chosen_sources, chosen_targets = checked_benchmarks(con, _names(sources), _names(targets))
+            with self._status("sweeping ..."):
+                for name in method_names:
+                    for count in budgets:
+                        try:
+                            result = compute_eval(con, EvalRequest(name, "loo", chosen_sources, chosen_targets,
+                                                                   count=count, **given), "abs")
+                        except (ValueError, duckdb.Error) as exc:
+                            raise UserError(f"{name} C={count} failed: {str(exc).splitlines()[0]}") from exc
+                        if not result.n_predictions():
+                            raise UserError(f"{name} C={count} produced no predictions; nothing was written")
+                        computed.append((name, count, result))
+        results = []
+        with self._writing("storing an evaluation") as con:
+            for name, count, result in computed:
+                run_id = store_eval(con, result)
+                mae, sp = con.execute("SELECT mae * 100, spearman FROM loocv_metrics WHERE run_id = ? "
+                                      "AND target = 'AVERAGE'", [run_id]).fetchall()[0]
+                results.append({"method": name, "count": count, "mae_pp": mae, "spearman": sp, "run_id": run_id})
+        if folder is None:
+            return Sweep(results, None)
+        with output_run(folder, "sweep", note=", ".join(r["run_id"] for r in results)) as staging:
+            plot_sweep(results, staging / "sweep.png")
+        return Sweep(results, folder / "sweep.png")
 
     # -------------------------------------------------------------------------------------------- fit
-    def fit(self, *, method: str = "default", task: str = "both", count: Optional[int] = None,
-            B: Optional[int] = None, seed: Optional[int] = None, level: float = 0.8, intervals: bool = True,
-            sources: Names = None, targets: Names = None, exclude: Names = None):
+    def fit(self, *, method: str = "default", task: str = "both", level: float = 0.8, intervals: bool = True,
+            sources: Names = None, targets: Names = None, exclude: Names = None, anchors: bool = True,
+            **options: Any):
         """Fit each target's proxy on every model with target scores and store it as rows
         (``proxy_fits``, ``proxy_weights``, ...); the ``predictions`` view then serves any model.
 
         Parameters
         ----------
-        method : {'default', 'instance', 'compat'}
+        method : str
+            A method with a stored fit: default, instance, compat.
         task : {'abs', 'pair', 'both'}
             Goal A proxies, Goal B (pairwise) proxies, or both.
-        count, B, seed : int, optional
-            Budget C (default 100), bootstrap replicates (300; refused for ``default`` with
-            ``task='abs'``, which draws none), seed (42).
         level : float
             Central coverage of the prediction intervals, in (0, 1).
         intervals : bool
@@ -540,6 +582,13 @@ class Warehouse:
             As for :meth:`loocv`.
         exclude : str or list of str, optional
             Models left out of the fit (e.g. to predict them as new models).
+        anchors : bool
+            Also fit each target's item model on every model with rows there (``anchor_fits``,
+            ``anchor_items``, ...: see :mod:`warehouse.anchors`), so that a new model's predictions use its
+            agentic anchors (``pace plan --anchors``). A target with fewer than 3 such models gets none.
+        **options
+            The method's fit options: count (budget C, default 100), B (bootstrap replicates, 300; refused
+            for ``default`` with ``task='abs'``, which draws none), seed (42).
 
         Returns
         -------
@@ -552,22 +601,20 @@ class Warehouse:
         >>> report.fit_id                                                          # doctest: +SKIP
         'fit-default-...'
         """
-        from warehouse.fit import FITTERS, FitRequest, fit_and_store
-
         validate.choice(task, "--task", FIT_TASKS)
-        validate.choice(method, "--method", sorted(FITTERS))
-        check_budget(count=count, B=B, seed=seed)
+        validate.choice(method, "--method", methods.names(fit=True))
         validate.number(level, "--level", 0, 1, lo_open=True, hi_open=True)
         tasks = TASKS if task == "both" else (task,)
-        method_flags.check_fit(method, tasks, {"B": B})
+        given = checked_options(options)
+        methods.get(method).refuse_fit(tasks, given)
         self._require_writable("storing a fit")
         con = self.connect()
         try:
             chosen_sources, chosen_targets = checked_benchmarks(con, _names(sources), _names(targets))
             excluded = validate.models_in_warehouse(con, _names(exclude), "--exclude") or []
-            req = FitRequest(method=method, count=count or DEFAULTS["count"], B=B or DEFAULTS["B"],
-                             seed=DEFAULTS["seed"] if seed is None else seed, sources=chosen_sources,
-                             targets=chosen_targets, exclude=excluded, level=level, intervals=intervals, tasks=tasks)
+            req = FitRequest(method, sources=chosen_sources, targets=chosen_targets, exclude=excluded, level=level,
+                             intervals=intervals, tasks=tasks, **given)
+            count = methods.get(method).options(given).count
 
             def reopen(read_con):                  # computed without the write lock; write now
                 read_con.close()
@@ -575,27 +622,55 @@ class Warehouse:
                 con = self.connect(write=True)
                 return con
 
-            with self._status(f"fitting ({method}, C={req.count}){' and estimating intervals' if intervals else ''}"
+            with self._status(f"fitting ({method}, C={count}){' and estimating intervals' if intervals else ''}"
                               " ..."):
                 try:
                     notes = _target_only_note(con)
                     report = fit_and_store(con, req, reopen=reopen)
                     report.warnings += notes
-                    return report
                 except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
+            if anchors:
+                with self._status("fitting the anchors item models ..."):
+                    begun = False
+                    try:
+                        made = fit_anchors(con, report.fit_id, targets=chosen_targets, exclude=excluded, level=level)
+                        con.execute("BEGIN TRANSACTION")
+                        begun = True
+                        store_anchor_fit(con, made)
+                        con.execute("COMMIT")
+                    except (ValueError, duckdb.Error) as exc:
+                        if begun:
+                            con.execute("ROLLBACK")
+                        raise UserError(f"the anchors fit failed: {str(exc).splitlines()[0]} (the proxy fit "
+                                        f"{report.fit_id} is stored; --no-anchors skips this step)") from exc
+                report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
+                report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
+            return report
         finally:
             con.close()
 
     # ------------------------------------------------------------------------------------------- plan
-    def plan(self, model: str) -> Plan:
+    def plan(self, model: str, *, out: Union[str, os.PathLike, None] = None, anchors: int = 0,
+             budget: Optional[float] = None) -> Plan:
         """The instances ``model`` still needs for the current fits (non-zero weights only), as API
-        calls, with what each benchmark's calls buy (the interval half-width its missing scores leave).
+        calls, with what each benchmark's calls buy (the interval half-width its missing scores leave);
+        with ``anchors`` also, per target, the agentic instances that most narrow its interval.
 
         Parameters
         ----------
         model : str
-            The model to plan for; it may have no score rows yet.
+            The model to plan for; it may have no score rows yet (metadata only is enough for anchors).
+        out : path, optional
+            Also write the plan as a CSV (benchmark, subdir, instance_id), e.g. for ``pace run --plan``;
+            anchors rows are appended (``pace run`` skips no row: run agents with the OpenHands benchmarks).
+        anchors : int
+            K: per target of the current anchor fits, the K target instances that most reduce the
+            posterior variance of the model's full mean, given the anchors it already has (adaptive: after
+            importing their results, the next plan picks the next most informative). 0: none.
+        budget : float, optional
+            USD: keep the anchors, best first across targets (round robin by rank), while their expected
+            cost (``anchor_costs``) fits; the rest are left out and counted.
 
         Returns
         -------
@@ -607,11 +682,15 @@ class Warehouse:
         >>> len(plan.calls), plan.per_benchmark[0]["benchmark"]                    # doctest: +SKIP
         (123, 'planbench')
         """
-        from warehouse import plan as planning
-        from warehouse import predict as predicting
-
         model = validate.model_name(model)
+        validate.integer(anchors, "--anchors", 0)
+        if budget is not None:
+            validate.number(budget, "--budget", 0, float("inf"))
         with self._reading() as con:
+            anchor_plan = plan_anchors(con, model, anchors) if anchors else []
+            if anchors and not anchor_plan:
+                raise UserError(f"no anchors item model serves {model!r}: run `pace fit` (with agentic target rows "
+                                "of at least 3 models), or the model is one the item models were trained on")
             if not planning.has_fits(con):
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             rows = planning.plan_rows(con, model)
@@ -634,7 +713,12 @@ class Warehouse:
                     maes = dict(con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs'"
                                             " ORDER BY target", [existing]).fetchall()) if existing else {}
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
-        return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted)
+        left_out = _within_budget(anchor_plan, budget)
+        if out is not None:
+            write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"],
+                      list(rows) + [(r.target, r.subdir, r.instance_id) for t in anchor_plan for r in t.rows])
+        return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted, anchor_plan,
+                    left_out)
 
     # ---------------------------------------------------------------------------------------- predict
     def predict(self, model: str, *, min_coverage: float = 0.9, allow_partial: bool = False,
@@ -675,29 +759,27 @@ class Warehouse:
         >>> {x.target: round(100 * x.predicted, 1) for x in p.predictions}         # doctest: +SKIP
         {'gaia': 41.2, 'swebench': 55.0, 'swebench_multimodal': 20.3, 'swtbench': 30.1}
         """
-        from warehouse import predict as api
-
         model = validate.model_name(model)
         validate.number(min_coverage, "--min-coverage", 0, 1)
         con = self.connect()
         try:
-            fit = api.current_fit_settings(con)
+            fit = predicting.current_fit_settings(con)
             if fit is None:
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
-            if not _has_rows(con, model):
+            if not _has_rows(con, model) and not _has_metadata(con, model):
                 raise UserError(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
-            present = api.present_sources(con, model)
+            present = predicting.present_sources(con, model)
             missing = [b for b in fit["sources"] if b not in present]
             have = [b for b in fit["sources"] if b in present]
             report = Prediction(model, [], missing)
             if missing and restrict and have:
-                existing = api.restricted_fit_for(con, have)
+                existing = predicting.restricted_fit_for(con, have)
                 if existing:
                     report.restricted_fit = existing
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
-                    untrainable = api.targets_without_scores(con, fit["targets"])
+                    untrainable = predicting.targets_without_scores(con, fit["targets"])
                     if untrainable:
                         raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
                                         "(pass --no-restrict to impute the missing benchmarks)")
@@ -715,22 +797,23 @@ class Warehouse:
                     with self._status(f"{model} has no {', '.join(missing)} scores: fitting a proxy on the "
                                       f"{len(have)} source benchmarks it has (once; reused later) ..."):
                         try:
-                            made = api.fit_restricted(con, model, have, fit, reopen=reopen)
+                            made = predicting.fit_restricted(con, model, have, fit, reopen=reopen)
                         except (ValueError, duckdb.Error) as exc:
                             raise UserError(f"the restricted fit failed: {str(exc).splitlines()[0]}") from exc
                     report.restricted_fit, report.made_fit = made.fit_id, True
                     con.close()
                     con = self.connect()
-            report.predictions = api.read_predictions(con, model, restrict=restrict)
+            report.predictions = predicting.read_predictions(con, model, restrict=restrict)
             if not report.predictions:
                 raise UserError(f"no prediction for {model!r}")
-            low = [(p.target, p.coverage) for p in report.predictions if p.coverage < min_coverage]
+            low = [(p.target, p.coverage) for p in report.predictions
+                   if p.method != "anchors" and p.coverage < min_coverage]
             if low and not allow_partial:
                 detail = ", ".join(f"{t} {c:.0%}" for t, c in low)
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
                                 f"{min_coverage:.0%}). Run `pace plan {model}` / `pace run {model}`, or pass "
                                 "--allow-partial.")
-            note = api.out_of_range_note(model, report.predictions)
+            note = predicting.out_of_range_note(model, report.predictions)
             if note:
                 report.notes.append(note)
             report.interval_level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
@@ -766,9 +849,6 @@ class Warehouse:
         >>> Warehouse("pace.duckdb", read_only=True).export("export")              # doctest: +SKIP
         [('scores', 1200000), ('benchmarks', 18), ...]
         """
-        from warehouse.export import export_parquet
-        from warehouse.export_eee import export_eee
-
         validate.choice(format, "--format", EXPORT_FORMATS)
         writer = export_eee if format == "eee" else export_parquet
         with self._reading() as con:
@@ -805,6 +885,267 @@ class Warehouse:
         return write_report(self, settings.user_path(out), names)
 
 
+    # ----------------------------------------------------------------------------------- the others
+    def status(self) -> "WarehouseStatus":
+        """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state.
+        Read from the counters kept at write time (:mod:`ingest.summaries`): no score row is scanned."""
+        with self._reading() as con:
+            totals = summaries.totals(con)
+            per_benchmark = summaries.per_benchmark(con)
+            trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*),
+                                          sum(n_rows)
+                                   FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
+            fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
+                                  FROM current_fits ORDER BY task, target""").fetchall()
+            runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
+            lake = lake_of(con, self.lake)
+            owner = owner_problem(con, lake, content=False)
+            drift = [] if owner else sorted(set(lake_drift(con, lake, content=False, stored=True)) | set(pending(con)))
+        return WarehouseStatus(
+            str(self.path), *totals, synthetic=any(t[1] for t in trees), lake=str(lake), lake_drift=drift,
+            lake_owner=owner, trees=[dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
+            benchmarks=[dict(zip(["benchmark", "role", "leaves", "models", "rows", "instances"], r))
+                        for r in per_benchmark],
+            current_fits=[dict(zip(["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"], r))
+                          for r in fits], evaluation_runs=runs)
+
+    def doctor(self, *, check: bool = False, scan: bool = False, from_lake: bool = False) -> dict:
+        """Check the warehouse and (unless ``check``) repair what can be derived again (see
+        :mod:`warehouse.doctor`); returns its report (``lines``, ``problems``, ``repaired``, ``unrepaired``).
+        ``check`` alone reads the counts kept at write time, no score row; ``scan`` (with ``check``) also
+        compares every stored summary and lake partition with the score rows, which finds writes made
+        outside pace (a repair always does). ``from_lake``: rebuild a missing or unreadable warehouse file
+        from its lake (the damaged file is moved aside, never deleted)."""
+        if from_lake:
+            if check:
+                raise UserError("--from-lake and --check do not go together (--from-lake changes nothing on a "
+                                "working warehouse)")
+            return rebuild_from_lake(Path(self.path), self.lake)
+        if not check:
+            self._require_writable("repairing")
+        # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
+        con = connect(self.path, read_only=check, create=False, refresh_collapsed=False)
+        try:
+            return run_doctor(con, repair=not check, lake=self.lake, scan=scan)
+        finally:
+            con.close()
+
+    def shell(self, *, write: bool = False, stdin=None) -> int:
+        """An interactive SQL prompt on the warehouse (sandboxed; read-only unless ``write``). Returns how
+        many statements failed or were refused."""
+        if write:
+            self._require_writable("a writable shell")
+        con = connect(self.path, read_only=not write, create=False, sandbox=True)
+        try:
+            failed = run_shell(con, stdin, write=write)
+            if write:
+                after_write(con)
+            return failed
+        finally:
+            con.close()
+
+    def aliases(self) -> list[tuple[str, str]]:
+        """(alias, model) rows: files named ``<alias>.csv`` are ingested as ``model``."""
+        with self._reading() as con:
+            return con.execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
+
+    def remove_alias(self, alias: str) -> None:
+        """Forget an alias (re-ingest to rename rows back)."""
+        alias = validate.model_name(alias, "ALIAS")
+        with self._writing("removing an alias") as con:
+            known = [a for (a,) in con.execute("SELECT alias FROM model_aliases ORDER BY 1").fetchall()]
+            if alias not in known:
+                raise UserError(f"no alias {alias!r}; aliases: {', '.join(known) or 'none'}")
+            con.execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
+
+    def benchmarks(self) -> list[tuple[str, str]]:
+        """(benchmark, role) of every benchmark: target, source or excluded."""
+        with self._reading() as con:
+            return con.execute("SELECT benchmark, role FROM benchmarks ORDER BY role DESC, benchmark").fetchall()
+
+    def set_role(self, benchmark: str, role: str) -> str:
+        """Give a known benchmark a role (the stored collapsed cells follow); returns its name as stored."""
+        validate.choice(role, "ROLE", validate.ROLES)
+        self._require_writable("setting a role")
+        if Path(self.path).is_file():               # check the name before opening for writing
+            with self._reading() as con:
+                validate.known_benchmark(con, benchmark)
+        con = self.connect(write=True, create=True)
+        try:
+            benchmark = validate.known_benchmark(con, benchmark)
+            set_role(con, benchmark, role)
+            return benchmark
+        finally:
+            con.close()
+
+    def families(self) -> list[tuple[str, str, bool]]:
+        """(model, family, explicit) of every known model (``explicit``: set by hand, else from the name)."""
+        with self._reading() as con:
+            return con.execute("SELECT model, family, explicit FROM model_family ORDER BY family, model").fetchall()
+
+    def set_family(self, model: str, family: str) -> None:
+        """Put a model of the warehouse in a family (``--split family`` holds a family out together)."""
+        model, family = validate.model_name(model), validate.model_name(family, "FAMILY")
+        with self._writing("setting a family") as con:
+            validate.models_in_warehouse(con, [model], "MODEL")
+            con.execute("INSERT OR REPLACE INTO model_families VALUES (?, ?)", [model, family])
+
+    def reset_family(self, model: str) -> None:
+        """Forget a model's explicit family (it falls back to the leading letters of its name)."""
+        model = validate.model_name(model)
+        with self._writing("resetting a family") as con:
+            if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
+                raise UserError(f"{model!r} has no explicit family (see `pace families list`)")
+            con.execute("DELETE FROM model_families WHERE model = ?", [model])
+
+    def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
+                          overwrite: bool = False) -> dict:
+        """Write selected instances: the published selections CSV of a run (``run``) or of the current abs
+        fits (``fmt='csv'``), or the current abs fits in the PACE-Bench layout (``fmt='pace-bench'``: one
+        ``<target>.jsonl`` per target). Returns ``{"path": ..., "rows": n}`` / ``{"counts": target -> n}``."""
+        validate.choice(fmt, "--format", SELECTION_FORMATS)
+        out = settings.user_path(out)
+        with self._reading() as con:
+            if fmt == "pace-bench":
+                if run:
+                    raise UserError("--run applies to --format csv only (pace-bench exports the current fits)")
+                return {"counts": export_pace_bench(con, out, overwrite=overwrite), "path": out}
+            try:
+                rows = con.execute(SELECTIONS_OF_RUN if run else SELECTIONS_OF_FITS, [run] if run else []).fetchall()
+            except duckdb.Error as exc:
+                raise UserError(str(exc).splitlines()[0]) from exc
+        if not rows:
+            raise UserError("nothing to export: no such run, or no fit yet")
+        write_csv(out, SELECTION_COLUMNS, rows)
+        return {"path": out, "rows": len(rows)}
+
+    def import_selections(self, path: Union[str, os.PathLike], *, name: Optional[str] = None,
+                          fmt: str = "auto", allow_unknown: bool = False) -> dict:
+        """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
+        PACE-Bench folder as a fit that becomes the current abs fit of its targets. Checked first: unknown
+        benchmarks or instances (refused unless ``allow_unknown``), repeated records, weights that are not
+        finite numbers. Returns ``{"run_id", "rows", "notes"}`` / the PACE-Bench import's report."""
+        validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
+        path = settings.user_path(path)
+        if name is not None and not name.strip():
+            raise UserError("--name must not be empty")
+        if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
+            with self._writing("importing selections") as con:
+                return import_pace_bench(con, path, name.strip() if name else None, allow_unknown=allow_unknown)
+        if not path.is_file():
+            raise UserError(f"no such file: {path}")
+        with self._writing("importing selections") as con:
+            try:
+                run_id, n, notes = import_selections(con, path, name, allow_unknown=allow_unknown)
+            except (UnicodeDecodeError, csv.Error) as exc:
+                raise UserError(f"{path}: {str(exc).splitlines()[0]}") from exc
+        return {"run_id": run_id, "rows": n, "notes": notes}
+
+    def import_results(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike, None] = None,
+                       *, model: Optional[str] = None, prune: bool = False, strict: bool = False,
+                       duplicates: str = "first", progress: Optional[Callable[[int], None]] = None):
+        """Import per-sample results an evaluation harness wrote (``kind``: 'lm-eval', 'inspect', 'helm', or
+        'eee' for Every Eval Ever files), mapped to Pace benchmarks by the TOML ``map_path`` (optional for
+        'eee' only), with the guarantees of :meth:`ingest`. Every file is read and checked before the
+        warehouse opens. Returns the ingest report."""
+        self.import_files(kind, path, map_path, model=model, duplicates=duplicates)
+        self._require_writable("importing results")
+        path = settings.user_path(path)
+        map_path = None if map_path is None else settings.user_path(map_path)
+        units, report = read_results(kind, path, map_path, model=None if model is None else model.strip(),
+                                     duplicates=duplicates, progress=progress)
+        with self._writing("importing results", create=True) as con:
+            return load_units(con, units, report, lake_of(con, self.lake), prune=prune, strict=strict,
+                              duplicates=duplicates)
+
+    def import_files(self, kind: str, path: Union[str, os.PathLike], map_path: Union[str, os.PathLike, None] = None,
+                     *, model: Optional[str] = None, duplicates: str = "first") -> int:
+        """Check :meth:`import_results`' arguments (the map is read) and count the files it will read."""
+        validate.choice(kind, "KIND", tuple(READERS))
+        validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
+        if model is not None:
+            validate.model_name(model, "--model")
+        if map_path is not None:
+            load_map(settings.user_path(map_path), kind)
+        return len(READERS[kind].discover(settings.user_path(path)))
+
+    def run(self, model: str, *, plan: Union[str, os.PathLike, None] = None, dry_run: bool = False,
+            max_cost: Optional[float] = None, concurrency: int = 8, rate_limit: Optional[float] = None,
+            api_key: Optional[str] = None, base_url: Optional[str] = None,
+            prices: Union[str, os.PathLike, None] = None, vision: bool = False, skip_unavailable: bool = False,
+            timeout: float = 300, max_retries: int = 6, max_consecutive_failures: Optional[int] = 10,
+            progress: bool = True):
+        """Run ``model`` on its plan (or the CSV ``plan``) through an OpenAI-compatible endpoint and append
+        the rows (see :mod:`eval_runners.run`); returns its ``RunSummary``. Credentials: ``api_key`` /
+        ``base_url`` > $API_KEY / $BASE_URL > .env; they never appear in an error."""
+        # the runner loads the OpenAI client library (~2 s to import): only `pace run` pays for it
+        from eval_runners.client import normalize_base_url
+        from eval_runners.plan import load_plan_csv, plan_from_warehouse
+        from eval_runners.pricing import PriceTable
+        from eval_runners.run import RunOptions, run_plan
+
+        model = validate.model_name(model)
+        creds = resolve_credentials(api_key, base_url)
+        key = creds.api_key
+        try:
+            if creds.base_url:
+                normalize_base_url(creds.base_url)
+        except ValueError as exc:
+            raise UserError(f"--base-url (or BASE_URL): {redact(exc, key)}") from None
+        try:
+            table = PriceTable.load(prices)
+        except Exception as exc:  # noqa: BLE001 - any unreadable price file is a usage error
+            msg = redact(exc, key)
+            raise UserError(f"--prices {msg}" if msg.startswith(str(prices)) else f"--prices {prices}: {msg}") from None
+        rows = None
+        if plan:
+            try:
+                rows = load_plan_csv(Path(plan))
+            except Exception as exc:  # noqa: BLE001 - any unreadable plan is a usage error
+                msg = str(exc)
+                raise UserError(msg if msg.startswith(str(plan)) else f"--plan {plan}: {msg}") from None
+        if rows is None:
+            with self._reading() as con:    # closed before the run, which opens the file per batch
+                try:
+                    rows = plan_from_warehouse(con, model)
+                except (LookupError, ValueError) as exc:
+                    raise UserError(redact(exc, key)) from None
+        self._require_writable("running a model")
+        opts = RunOptions(dry_run=dry_run, max_cost=max_cost, concurrency=concurrency, rate_limit=rate_limit,
+                          vision=vision, skip_unavailable=skip_unavailable, prices=table, timeout=timeout,
+                          max_retries=max_retries, max_consecutive_failures=max_consecutive_failures or None,
+                          progress=progress)
+        try:
+            # the warehouse file, not a connection: the run holds the write lock only while it stores a batch,
+            # so readers (status, predict, sql) keep working during a run of hours
+            return run_plan(Path(self.path), model, rows, credentials=creds, options=opts)
+        except (LookupError, ValueError) as exc:
+            raise UserError(redact(exc, key)) from None
+
+
+register_options(methods.options())               # the methods' options travel as **options
+
+
+def _within_budget(plan: list, budget: Optional[float]) -> int:
+    """Drop anchors past ``budget`` (USD), best ranks first across targets; returns how many were dropped.
+    An anchor of unknown cost counts as free (the plan's rows say so)."""
+    if budget is None:
+        return 0
+    queue = sorted((r.rank, i, r) for i, t in enumerate(plan) for r in t.rows)
+    spent, kept = 0.0, set()
+    for _, _, row in queue:
+        cost = row.expected_cost or 0.0
+        if spent + cost <= budget:
+            spent += cost
+            kept.add(id(row))
+    dropped = 0
+    for t in plan:
+        dropped += len(t.rows)
+        t.rows = [r for r in t.rows if id(r) in kept]
+        dropped -= len(t.rows)
+    return dropped
+
+
 def _target_only_note(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The models with target rows but no source rows (e.g. imported from the OpenHands Index), which the
     source-based methods leave out, as a note (none: no note)."""
@@ -830,11 +1171,66 @@ def _preference_choices(values: Names) -> dict[str, str]:
     return choices
 
 
+@dataclass
+class WarehouseStatus:
+    """What :meth:`Warehouse.status` found (``to_dict`` is `pace status --json`)."""
+    db: str
+    rows: int
+    files: int
+    known_models: int
+    other_models: int
+    leaves: int
+    synthetic: bool
+    lake: str
+    lake_drift: list[str]
+    lake_owner: Optional[str]
+    trees: list[dict]
+    benchmarks: list[dict]
+    current_fits: list[dict]
+    evaluation_runs: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
+SELECTION_FORMATS = ("csv", "pace-bench")
+SELECTIONS_OF_RUN = """
+    SELECT CASE WHEN r.mode = 'fit' THEN 'FIT-ALL' ELSE 'LOMO' END, s.fold, s.target,
+           s.benchmark, s.subdir, s.instance_id, c.col, s.weight
+    FROM loocv_selections s JOIN loocv_runs r USING (run_id)
+    LEFT JOIN source_columns(r.sources) c USING (benchmark, subdir, instance_id)
+    WHERE run_id = ? ORDER BY s.fold, s.side, s.target, c.col"""
+SELECTIONS_OF_FITS = """
+    SELECT 'FIT-ALL', 'ALL', w.target, w.benchmark, w.subdir, w.instance_id, c.col, w.weight
+    FROM proxy_weights w JOIN current_fits f USING (fit_id, task, target)
+    LEFT JOIN source_columns(NULL) c USING (benchmark, subdir, instance_id)
+    WHERE w.task = 'abs' ORDER BY w.side, w.target, c.col"""
+
+
+def write_csv(path: Path, header: list[str], rows) -> None:
+    """Write a CSV the user named (a folder that does not exist is an error, not created)."""
+    if path.is_dir():
+        raise UserError(f"{path} is a folder; pass a file name")
+    if not path.parent.is_dir():
+        raise UserError(f"folder {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    tmp.replace(path)
+
+
 def _require_pandas() -> None:
     try:
         import pandas  # noqa: F401  (DuckDB's .df() needs it)
     except ModuleNotFoundError:
         raise UserError("output='pandas' needs pandas: pip install 'pace-warehouse[pandas]'") from None
+
+
+def _has_metadata(con: duckdb.DuckDBPyConnection, model: str) -> bool:
+    return con.execute("SELECT count(*) FROM model_metadata WHERE model = ?", [model]).fetchone()[0] > 0
 
 
 def _has_rows(con: duckdb.DuckDBPyConnection, model: str) -> bool:
@@ -846,14 +1242,41 @@ def checked_benchmarks(con, sources: Optional[list[str]], targets: Optional[list
             validate.benchmarks(con, targets, "--targets", "target"))
 
 
-def check_budget(*, count=None, B=None, seed=None, q=None, m=None, nc_h=None, nc_d=None, nc_max=None) -> None:
-    """The numeric options shared by loocv, sweep and fit (None: not given)."""
-    for value, flag, lo, hi in ((count, "--count", 1, None), (B, "--B", 1, None), (seed, "--seed", 0, 2**32 - 1),
-                                (nc_h, "--nc-h", 1, None), (nc_d, "--nc-d", 1, None), (nc_max, "--nc-max", 1, None)):
-        if value is not None:
-            validate.integer(value, flag, lo, hi)
-    validate.number(q, "--q", 0, 1)
-    validate.number(m, "--m", 0, 1)
+def checked_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options given (None and False dropped: not given), each checked against its declaration; an
+    option no method declares is refused."""
+    known = {o.name: o for o in methods.options()}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise UserError(f"unknown option(s) {', '.join(unknown)}; the methods' options are: {', '.join(known)}")
+    return {k: known[k].check(v) for k, v in options.items() if v is not None and v is not False}
+
+
+def run_label(method: methods.Method, task: str, given: dict[str, Any], lead: str = ", ") -> str:
+    """'C=100, B=300, seed=42' for the budget options the run used (defaults filled in)."""
+    read = method.read(task, given)
+    opts = method.options(given)
+    used = [f"{'C' if k == 'count' else k}={opts[k]}" for k in ("count", "B", "seed") if k in read]
+    return (lead + (" " if lead == " " else ", ").join(used)) if used else ""
+
+
+def stored_run(con: duckdb.DuckDBPyConnection, run_id: str, task: str, method: str, split: str) -> LoocvRun:
+    """A stored evaluation's metrics and configurations."""
+    seconds = con.execute("SELECT seconds FROM loocv_runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    if task == "abs":
+        pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics "
+                                    "WHERE run_id = ?", [run_id]).fetchall())
+        metrics = [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r),
+                        pair_accuracy_pct=pair_acc.get(r[0])) for r in metrics_rows(con, run_id)]
+        configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in con.execute(
+            "SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ? ORDER BY target, fold",
+            [run_id]).fetchall()]
+    else:
+        metrics = [dict(zip(["target", "accuracy_pct", "pairs"], r)) for r in pair_metrics_rows(con, run_id)]
+        configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "platt_a", "platt_b"], c))
+                   for c in con.execute("""SELECT target, fold, m, nc_h, nc_d, cal_a, cal_b FROM loocv_configs
+                                           WHERE run_id = ? ORDER BY target, fold""", [run_id]).fetchall()]
+    return LoocvRun(run_id, task, method, split, seconds, metrics, configs)
 
 
 __all__ = ["Warehouse", "LoocvRun", "Plan", "Prediction", "UserError"]

@@ -16,15 +16,22 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
-import duckdb
 import typer
 
+from eval_runners.cli import instances_app, run_command
 from ingest.errors import IngestError
+from ingest.synthetic import describe, generate_tree
+from ingest.tree import discover
 from warehouse import settings, validate
+from warehouse.api import Warehouse
+from warehouse.cli_fit import export, fit, plan, predict, selections_app
+from warehouse.cli_import import import_app
+from warehouse.cli_models import families_app, loocv_app, sweep
+from warehouse.cli_options import DbOpt, JsonOpt, ListOptionsCommand, env_hint, fail, memory_hint, progress_bar
+from warehouse.demo import run_demo
 from warehouse.aliases import CONFIRM_ROWS
-from warehouse.connect import connect
 from warehouse.errors import UserError, audience
-from warehouse.output import console, emit_json, err_console, print_rows
+from warehouse.output import SQL_FORMATS, console, emit_json, err_console, print_result, print_rows
 
 app = typer.Typer(
     help="Pace Warehouse: per-instance benchmark scores in DuckDB; predicts agentic scores "
@@ -34,52 +41,6 @@ app = typer.Typer(
          "A warehouse another process holds (a run storing answers, an open `pace shell --write`) is waited for "
          "5 s; --wait [SECONDS] (anywhere on the line; bare: 600 s) or PACE_WAIT=SECONDS waits longer.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-
-DbOpt = Annotated[Optional[Path], typer.Option(
-    "--db", envvar="PACE_DB", show_envvar=True,
-    help="Warehouse file (default ./pace.duckdb; ~ is expanded).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
-    typer.echo(f"error: {_memory_hint(message)}", err=True)
-    raise typer.Exit(code)
-
-
-def _memory_hint(message: str) -> str:
-    """DuckDB's out-of-memory error, with where its ceiling comes from (warehouse.connect)."""
-    if "Out of Memory Error" not in message:
-        return message
-    from warehouse.connect import memory_limit
-
-    return (f"{message} (DuckDB may use {memory_limit()} here: raise it with PACE_MEMORY_LIMIT, "
-            "e.g. PACE_MEMORY_LIMIT=12GB, if the machine has the memory)")
-
-
-def open_read(db) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to an existing warehouse (see :func:`warehouse.connect.connect`)."""
-    return connect(db, read_only=True)
-
-
-def open_write(db, *, create: bool = False) -> duckdb.DuckDBPyConnection:
-    """A read-write connection; ``create`` only for the commands that may start a warehouse."""
-    return connect(db, create=create)
-
-
-def progress_bar(total: int, label: str, enabled: bool = True):
-    """A rich progress bar on stderr; returns (context manager, advance callable)."""
-    from contextlib import nullcontext
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    if not enabled or total < 2:
-        return nullcontext(), None
-    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err_console, transient=True)
-    task = progress.add_task(label, total=total)
-    return progress, lambda n=1: progress.advance(task, n)
-
 
 # ----------------------------------------------------------------------------------------- ingest
 @app.command()
@@ -102,9 +63,6 @@ def ingest(
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest a score tree into the warehouse and the Parquet lake (idempotent, all or nothing)."""
-    from ingest.tree import discover
-    from warehouse.api import Warehouse
-
     wh = Warehouse(db, lake=lake)
     root = settings.results_path(path)
     total = len(discover(root)) if root is not None and progress and not json_out else 0
@@ -127,8 +85,6 @@ def demo_data(
     json_out: JsonOpt = False,
 ) -> None:
     """Write a SYNTHETIC Pace-shaped score tree (latent-ability model; targets depend on abilities)."""
-    from ingest.synthetic import describe, generate_tree
-
     validate.integer(models, "--models", 2, 60)
     validate.integer(seed, "--seed", 0)
     validate.number(scale, "--scale", 0, 20, lo_open=True)
@@ -148,50 +104,31 @@ def demo_data(
 # ------------------------------------------------------------------------------------------ status
 @app.command()
 def status(db: DbOpt = None, json_out: JsonOpt = False) -> None:
-    """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state.
-    Read from the counters kept at write time (no score row is scanned)."""
-    from ingest import summaries
-    from ingest.lake import lake_drift, lake_of, owner_problem, pending
-
-    con = open_read(db)
-    totals = summaries.totals(con)
-    per_benchmark = summaries.per_benchmark(con)
-    cols = ["benchmark", "role", "leaves", "models", "rows", "instances"]
-    trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*), sum(n_rows)
-                           FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
-    fits = con.execute("""SELECT task, method, target, budget, len(trained_on), fit_id, created_at
-                          FROM current_fits ORDER BY task, target""").fetchall()
-    runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
-    fit_cols = ["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"]
-    lake = lake_of(con)
-    owner = owner_problem(con, lake, content=False)
-    drift = [] if owner else sorted(set(lake_drift(con, lake, content=False, stored=True)) | set(pending(con)))
-    lake_state = f"not this warehouse's: {owner} (see `pace doctor`)" if owner else "in step with scores" \
-        if not drift else f"out of step for {', '.join(drift)}: run `pace doctor`"
-    synthetic = any(t[1] for t in trees)
+    """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
+    st = Warehouse(db, read_only=True).status()
     if json_out:
-        emit_json({"db": str(settings.db_path(db)), "rows": totals[0], "files": totals[1],
-                   "known_models": totals[2], "other_models": totals[3], "leaves": totals[4],
-                   "synthetic": synthetic, "lake": str(lake), "lake_drift": drift, "lake_owner": owner,
-                   "trees": [dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
-                   "benchmarks": [dict(zip(cols, r)) for r in per_benchmark],
-                   "current_fits": [dict(zip(fit_cols, r)) for r in fits], "evaluation_runs": runs})
+        emit_json(st.to_dict())
         return
-    console.print(f"{settings.db_path(db)}: {totals[0]:,} score rows from {totals[1]:,} files; "
-                  f"{totals[2]} known models (+{totals[3]} without source rows or held out of fits); "
-                  f"{totals[4]} leaves",
+    console.print(f"{st.db}: {st.rows:,} score rows from {st.files:,} files; {st.known_models} known models "
+                  f"(+{st.other_models} without source rows or held out of fits); {st.leaves} leaves",
                   highlight=False)
-    if synthetic:
+    if st.synthetic:
         console.print("SYNTHETIC data: these scores are made up by `pace demo-data` (not real results)",
                       highlight=False, style="bold yellow")
-    print_rows(cols, per_benchmark)
-    if trees:
-        print_rows(["tree", "synthetic", "files", "rows"], trees, title="ingested trees")
-    if fits:
-        print_rows(fit_cols[:6], [r[:6] for r in fits], title="current fits (used by predictions)")
-    console.print(f"{runs} evaluation runs in loocv_runs" + ("" if fits else "; no fitted proxy yet (pace fit)"),
-                  highlight=False)
-    console.print(f"lake {lake}: {lake_state}", highlight=False, markup=False)
+    print_rows(["benchmark", "role", "leaves", "models", "rows", "instances"],
+               [tuple(r.values()) for r in st.benchmarks])
+    if st.trees:
+        print_rows(["tree", "synthetic", "files", "rows"], [tuple(t.values()) for t in st.trees],
+                   title="ingested trees")
+    if st.current_fits:
+        print_rows(["task", "method", "target", "budget", "trained_on", "fit_id"],
+                   [tuple(f.values())[:6] for f in st.current_fits], title="current fits (used by predictions)")
+    console.print(f"{st.evaluation_runs} evaluation runs in loocv_runs"
+                  + ("" if st.current_fits else "; no fitted proxy yet (pace fit)"), highlight=False)
+    lake_state = (f"not this warehouse's: {st.lake_owner} (see `pace doctor`)" if st.lake_owner
+                  else "in step with scores" if not st.lake_drift
+                  else f"out of step for {', '.join(st.lake_drift)}: run `pace doctor`")
+    console.print(f"lake {st.lake}: {lake_state}", highlight=False, markup=False)
 
 
 # ------------------------------------------------------------------------------------ sql / shell
@@ -216,10 +153,6 @@ def sql(
     write: WriteOpt = False,
 ) -> None:
     """Run SQL against the warehouse and print the result (read-only unless --write)."""
-    from warehouse.api import Warehouse
-    from warehouse.cli_options import env_hint
-    from warehouse.output import SQL_FORMATS, print_result
-
     validate.integer(max_rows, "--max-rows", 0)
     with env_hint(ctx):
         fmt = validate.choice(fmt.strip().lower(), "--format", SQL_FORMATS) if fmt else "table"
@@ -234,13 +167,7 @@ def sql(
 def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
     """An interactive SQL prompt on the warehouse (statements end with ';', .quit to leave).
     Read-only unless --write, so other commands keep working while it is open."""
-    from warehouse.shell import run_shell
-    from warehouse.sqlguard import after_write
-
-    con = connect(db, read_only=not write, create=False, sandbox=True)
-    failed = run_shell(con, write=write)
-    if write:
-        after_write(con)
+    failed = Warehouse(db).shell(write=write)
     if failed:
         fail(f"{failed} statement{'s' if failed > 1 else ''} failed or {'were' if failed > 1 else 'was'} refused "
              "(see above)")
@@ -265,19 +192,10 @@ def doctor(
 ) -> None:
     """Check the warehouse and repair what can be derived again: migrate the schema, rewrite lake
     partitions that differ from `scores` or are damaged (row counts and a content fingerprint per
-    benchmark), recompute the stored collapsed cells when they differ from their rule, remove what a
+    benchmark), recompute the stored collapsed cells and summaries when they differ from their rules, remove what a
     killed writer left in the lake. A lake of another warehouse is reported, never touched. Exit 1 if
     --check finds a problem, or a problem is left unrepaired."""
-    from warehouse.doctor import rebuild_from_lake, run_doctor
-
-    if from_lake:
-        if check:
-            fail("--from-lake and --check do not go together (--from-lake changes nothing on a working warehouse)")
-        report = rebuild_from_lake(settings.db_path(db), lake)
-    else:
-        # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
-        con = connect(db, read_only=check, create=False, refresh_collapsed=False)
-        report = run_doctor(con, repair=not check, lake=lake, scan=scan)
+    report = Warehouse(db, lake=lake).doctor(check=check, scan=scan, from_lake=from_lake)
     if json_out:
         emit_json(report)
     else:
@@ -306,9 +224,7 @@ def alias_add(
     (in the table and the lake), and the command says how many. Refused: names a file cannot carry,
     chains and cycles with the recorded aliases. Many rows (see --yes) need a confirmation, asked on a
     terminal."""
-    from warehouse.cli_models import warehouse_api
-
-    wh = warehouse_api(db)
+    wh = Warehouse(db, status=err_console.status)
     plan = wh.alias_preview(alias, model)
     if plan.needs_confirmation and not yes:
         question = f"{plan.alias} -> {plan.model} {plan.describe()}. Go ahead?"
@@ -327,29 +243,21 @@ def alias_add(
 def alias_keep(model: str, db: DbOpt = None) -> None:
     """Keep MODEL, which ingest held out of fits as another spelling of a known model, as a model of its
     own (it enters the next fit). To merge it instead: pace alias add MODEL KNOWN."""
-    from warehouse.cli_models import warehouse_api
-
-    like = warehouse_api(db).alias_keep(model)
+    like = Warehouse(db).alias_keep(model)
     console.print(f"{model.strip()}: a model of its own (not {like}); it enters the next fit", highlight=False)
 
 
 @alias_app.command("list")
 def alias_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show the model aliases."""
-    rows = open_read(db).execute("SELECT alias, model FROM model_aliases ORDER BY alias").fetchall()
-    print_rows(["alias", "model"], rows, as_json=json_out)
+    print_rows(["alias", "model"], Warehouse(db, read_only=True).aliases(), as_json=json_out)
 
 
 @alias_app.command("remove")
 def alias_remove(alias: str, db: DbOpt = None) -> None:
     """Forget an alias (re-ingest to rename rows back)."""
-    alias = validate.model_name(alias, "ALIAS")
-    con = open_write(db)
-    known = [a for (a,) in con.execute("SELECT alias FROM model_aliases ORDER BY 1").fetchall()]
-    if alias not in known:
-        fail(f"no alias {alias!r}; aliases: {', '.join(known) or 'none'}")
-    con.execute("DELETE FROM model_aliases WHERE alias = ?", [alias])
-    console.print(f"removed {alias}", highlight=False)
+    Warehouse(db).remove_alias(alias)
+    console.print(f"removed {alias.strip()}", highlight=False)
 
 
 bench_app = typer.Typer(help="Benchmark roles: target, source or excluded.", no_args_is_help=True)
@@ -359,22 +267,14 @@ app.add_typer(bench_app, name="benchmarks")
 @bench_app.command("list")
 def benchmarks_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
     """Show every benchmark and its role."""
-    rows = open_read(db).execute("SELECT benchmark, role FROM benchmarks ORDER BY role DESC, benchmark").fetchall()
-    print_rows(["benchmark", "role"], rows, as_json=json_out)
+    print_rows(["benchmark", "role"], Warehouse(db, read_only=True).benchmarks(), as_json=json_out)
 
 
 @bench_app.command("set")
 def benchmarks_set(benchmark: str, role: Annotated[str, typer.Argument(help="target | source | excluded")],
                    db: DbOpt = None) -> None:
     """Set a benchmark's role (the benchmark must be known to the warehouse)."""
-    validate.choice(role, "ROLE", validate.ROLES)
-    if settings.db_path(db).is_file():             # check the name before opening for writing
-        validate.known_benchmark(open_read(db), benchmark)
-    from warehouse.roles import set_role
-
-    con = open_write(db, create=True)
-    benchmark = validate.known_benchmark(con, benchmark)
-    set_role(con, benchmark, role)
+    benchmark = Warehouse(db).set_role(benchmark, role)
     console.print(f"{benchmark}: {role}", highlight=False)
 
 
@@ -391,8 +291,6 @@ def demo(
                           "if it exists, else a SYNTHETIC tree.")] = None,
 ) -> None:
     """The main flow end to end: find (or synthesise) data, ingest it, evaluate, fit, predict."""
-    from warehouse.demo import run_demo
-
     validate.integer(seed, "--seed", 0)
     run_demo(db, seed=seed, results=results)
 
@@ -420,22 +318,17 @@ def report(
                   f"{data['instances']['n_selected']} selected instances)", highlight=False, markup=False)
 
 
-def _mount_optional() -> None:
-    """Commands of later stages register themselves here when their modules exist."""
-    import importlib
-
-    for module in ("warehouse.cli_models", "warehouse.cli_fit", "warehouse.cli_import", "eval_runners.cli"):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        if hasattr(mod, "mount"):
-            mod.mount(app)
-
-
-_mount_optional()
+app.add_typer(loocv_app, name="loocv")
+app.command("sweep", cls=ListOptionsCommand)(sweep)
+app.add_typer(families_app, name="families")
+app.command("fit", cls=ListOptionsCommand)(fit)
+app.command("plan")(plan)
+app.command("predict")(predict)
+app.add_typer(selections_app, name="selections")
+app.command("export")(export)
+app.add_typer(import_app, name="import")
+app.add_typer(instances_app, name="instances")
+app.command("run")(run_command)
 
 
 # -------------------------------------------------------------------------------------- main
@@ -475,7 +368,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UserError, IngestError) as exc:
         if debug:
             raise
-        typer.echo(f"error: {_damage_hint(str(exc), args) or _memory_hint(str(exc))}", err=True)
+        typer.echo(f"error: {_damage_hint(str(exc), args) or memory_hint(str(exc))}", err=True)
         code = 2
     except typer.Exit as exc:
         code = exc.exit_code

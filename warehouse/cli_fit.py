@@ -1,48 +1,57 @@
 """`pace fit`, `pace plan`, `pace predict`, `pace selections`, `pace export` (mounted on the main app)."""
 from __future__ import annotations
 
-import csv
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from warehouse import settings, validate
-from warehouse.cli import DbOpt, JsonOpt, fail, open_read, open_write
-from warehouse.cli_models import Boot, Count, Method, Seed, Sources, Targets, warehouse_api
-from warehouse.cli_options import ListOptionsCommand, env_hint, options_given
+from warehouse import methods, settings, validate
+from warehouse.api import Warehouse
+from warehouse.cli_models import Sources, Targets, warehouse_api
+from warehouse.cli_options import DbOpt, JsonOpt, env_hint, options_given, with_options
 from warehouse.output import console, emit_json, print_rows
 
 
+FitMethod = Annotated[str, typer.Option("--method", envvar="PACE_METHOD", help="; ".join(
+    f"{name}: {methods.REGISTRY[name].summary}" for name in methods.names(fit=True)) + ".")]
+
+
+@with_options(methods.options(fit=True))
 def fit(
     ctx: typer.Context,
-    count: Count = 100,
-    B: Boot = 300,
-    seed: Seed = 42,
     exclude: Annotated[Optional[list[str]], typer.Option(
         "--exclude", help="Models to leave out of the fit (space- or comma-separated, or repeated), e.g. to "
                           "predict them.")] = None,
     level: Annotated[float, typer.Option("--level", envvar="PACE_LEVEL", show_envvar=True,
                                          help="Central coverage of the prediction intervals.")] = 0.8,
     intervals: Annotated[bool, typer.Option(help="Estimate intervals from a LOOCV of the same method.")] = True,
+    anchors: Annotated[bool, typer.Option(
+        "--anchors/--no-anchors", envvar="PACE_ANCHORS", show_envvar=True,
+        help="Also fit each target's item model on every model with rows there, so a new model's agentic "
+             "anchors (pace plan --anchors) refine its predictions.")] = True,
     task: Annotated[str, typer.Option("--task", envvar="PACE_TASK", show_envvar=True,
                                       help="abs (Goal A), pair (Goal B) or both.")] = "both",
-    method: Method = "default",
+    method: FitMethod = "default",
     sources: Sources = None,
     targets: Targets = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
+    options: Optional[dict] = None,
 ) -> None:
     """Fit each target's proxy on all models with target scores and store it as rows
-    (proxy_fits, proxy_weights); `predictions` then works for any model with score rows."""
+    (proxy_fits, proxy_weights); `predictions` then works for any model with score rows. An option the
+    method does not read for --task is refused."""
     with env_hint(ctx):
-        given = options_given(ctx, ["B"], None if method != "default" or task != "abs" else set())
-        report = warehouse_api(db).fit(method=method, task=task, count=count, B=given["B"], seed=seed, level=level,
-                                       intervals=intervals, sources=sources, targets=targets, exclude=exclude)
+        validate.choice(method, "--method", methods.names(fit=True))
+        tasks = ("abs", "pair") if task == "both" else (task,)
+        reads = set().union(*(methods.REGISTRY[method].fit_reads.get(t, ()) for t in tasks))
+        report = warehouse_api(db).fit(method=method, task=task, level=level, intervals=intervals, sources=sources,
+                                       targets=targets, exclude=exclude, anchors=anchors,
+                                       **options_given(ctx, list(options), reads))
     if json_out:
-        from dataclasses import asdict
-
         emit_json(asdict(report))
         return
     if report.view_gap:
@@ -63,32 +72,57 @@ def fit(
         rows = [(t, a, b, f"{report.pair_view_gap[t]:.1e}") for t, (a, b) in report.pair_calibration.items()]
         print_rows(["target", "Platt a", "Platt b", "view vs kernel (margin)"], rows,
                    title=f"{report.fit_id}: Goal B {method}", digits=3)
+    if report.anchors:
+        console.print("anchors item models: " + ", ".join(f"{t} ({m} models x {n} instances)"
+                                                         for t, (m, n) in report.anchors.items()), highlight=False)
     for w in report.warnings:
         console.print(f"note: {w}", highlight=False)
-    console.print(f"{report.seconds:.1f} s. Next: pace plan MODEL, pace predict MODEL", highlight=False)
+    console.print(f"{report.seconds:.1f} s. Next: pace plan MODEL [--anchors K], pace predict MODEL", highlight=False)
 
 
 def plan(
     model: Annotated[str, typer.Argument(help="The model to plan for (it may have no rows yet).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan CSV (benchmark,subdir,instance_id).")]
         = None,
+    anchors: Annotated[int, typer.Option(
+        "--anchors", envvar="PACE_ANCHOR_COUNT", show_envvar=True,
+        help="K: also list, per target, the K agentic instances that most narrow MODEL's interval given the "
+             "anchors it has (run them with the OpenHands benchmarks, import with `pace import openhands-index`; "
+             "`pace run` does not run agents).")] = 0,
+    budget: Annotated[Optional[float], typer.Option(
+        "--budget", envvar="PACE_BUDGET", show_envvar=True,
+        help="USD: keep the best anchors across targets while their expected cost fits.")] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """The calls MODEL still needs for the current fits (instances with a non-zero weight only),
     deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
-    interval half-width (points) its missing scores leave in each target's prediction."""
-    result = warehouse_api(db).plan(model)
+    interval half-width (points) its missing scores leave in each target's prediction. With --anchors K,
+    also the agentic anchors to buy per target, with expected costs (USD) and the interval now."""
+    result = warehouse_api(db).plan(model, out=out, anchors=anchors, budget=budget)
     model, rows, calls = result.model, result.rows, result.calls
-    if out:
-        _write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
+    anchor_rows = [{"benchmark": r.target, "subdir": r.subdir, "instance_id": r.instance_id, "kind": "anchor",
+                    "rank": r.rank, "expected_cost_usd": r.expected_cost} for r in result.anchor_rows]
+    per_target = [{"target": t.target, "anchors_now": t.anchors, "prior": t.prior, "predicted": t.predicted,
+                   "low": t.low, "high": t.high, "anchors_listed": len(t.rows), "expected_cost_usd": t.cost}
+                  for t in result.anchors]
     if json_out:
         emit_json({"model": model, "instances": len(rows), "calls": len(calls),
                    "zero_weight_left_out": result.zero_weight_left_out,
                    "per_benchmark": result.per_benchmark,
                    "interval_half_width_now": result.interval_half_width_now,
-                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows]})
+                   "rows": [dict(zip(["benchmark", "subdir", "instance_id"], r)) for r in rows] + anchor_rows,
+                   "anchors": per_target, "anchors_expected_cost_usd": sum(t.cost for t in result.anchors),
+                   "budget_left_out": result.budget_left_out})
         return
+    if result.anchors:
+        print_rows(["target", "anchors now", "prior", "predicted %", "interval %", "listed", "expected USD"],
+                   [(t["target"], t["anchors_now"], t["prior"], _pct(t["predicted"]),
+                     f"{_pct(t['low'])}-{_pct(t['high'])}", t["anchors_listed"], t["expected_cost_usd"])
+                    for t in per_target], title=f"agentic anchors for {model}", digits=2)
+        console.print(f"anchors: {len(anchor_rows)} instances, expected ${sum(t.cost for t in result.anchors):,.2f}"
+                      + (f"; {result.budget_left_out} left out by --budget" if result.budget_left_out else "")
+                      + "; ids with --json or --out", highlight=False)
     per, skipped, targets = result.per_benchmark, result.zero_weight_left_out, result.targets
     console.print(f"{model} must be scored on {len(calls)} unique evaluation calls ({len(rows)} instances) "
                   f"across {len(per)} benchmarks; {skipped} selected instance(s) weigh 0 in every current fit "
@@ -104,6 +138,10 @@ def plan(
                       highlight=False)
         console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
                       highlight=False)
+
+
+def _pct(share: Optional[float]) -> str:
+    return "-" if share is None else f"{100 * share:.1f}"
 
 
 def _print_restricted_path(model: str, restricted: Optional[dict]) -> None:
@@ -142,18 +180,18 @@ def predict(
                                            restrict=restrict)
     model, missing, pairs = report.model, report.missing_sources, report.pairwise
     if json_out:
-        from dataclasses import asdict
-
         emit_json(asdict(report))
         return
     level = report.interval_level
     table = [(p.target, 100 * p.predicted,
               f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
-              f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
-              ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else ""))
+              "" if p.coverage is None else f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
+              (f"anchors: {p.anchors}, {p.prior} prior" if p.method == "anchors" else
+               ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else "")))
              for p in report.predictions]
     print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
-                "proxy"], table, title=f"predicted agentic scores of {model} ({report.predictions[0].method})",
+                "proxy"], table, title=f"predicted agentic scores of {model} ("
+               + ", ".join(dict.fromkeys(p.method for p in report.predictions)) + ")",
                digits=1)
     restricted = sorted({b for p in report.predictions if p.restricted for b in p.sources})
     if missing:
@@ -174,12 +212,6 @@ def predict(
 selections_app = typer.Typer(help="Selected instances in the published selections CSV schema.",
                              no_args_is_help=True)
 
-SELECTION_COLUMNS = ["mode", "fold", "target", "benchmark", "subdir", "instance_id", "col_idx", "weight"]
-
-
-SELECTION_FORMATS = ("csv", "pace-bench")
-
-
 @selections_app.command("export")
 def selections_export(
     out: Annotated[Path, typer.Argument(help="CSV to write (--format csv), or a new or empty folder "
@@ -196,42 +228,12 @@ def selections_export(
     """Write the selected instances: the published selections CSV (mode,fold,target,benchmark,subdir,
     instance_id,col_idx,weight; H rows first, then D; col_idx is the position in this warehouse's
     source_columns, fragile by nature: key on the ids), or the current abs fits in the PACE-Bench layout."""
-    validate.choice(fmt, "--format", SELECTION_FORMATS)
-    if fmt == "pace-bench":
-        from warehouse.pace_bench import export_pace_bench
-
-        if run:
-            fail("--run applies to --format csv only (pace-bench exports the current fits)")
-        out = settings.user_path(out)
-        counts = export_pace_bench(open_read(db), out, overwrite=overwrite)
-        for target, n in counts.items():
-            typer.echo(f"{target:<22} {n:>5} instances -> {out / (target + '.jsonl')}")
+    result = Warehouse(db, read_only=True).export_selections(out, run=run, fmt=fmt, overwrite=overwrite)
+    if "counts" in result:
+        for target, n in result["counts"].items():
+            typer.echo(f"{target:<22} {n:>5} instances -> {result['path'] / (target + '.jsonl')}")
         return
-    con = open_read(db)
-    if run:
-        query = """
-            SELECT CASE WHEN r.mode = 'fit' THEN 'FIT-ALL' ELSE 'LOMO' END, s.fold, s.target,
-                   s.benchmark, s.subdir, s.instance_id, c.col, s.weight
-            FROM loocv_selections s JOIN loocv_runs r USING (run_id)
-            LEFT JOIN source_columns(r.sources) c USING (benchmark, subdir, instance_id)
-            WHERE run_id = ? ORDER BY s.fold, s.side, s.target, c.col"""
-        params = [run]
-    else:
-        query = """
-            SELECT 'FIT-ALL', 'ALL', w.target, w.benchmark, w.subdir, w.instance_id, c.col, w.weight
-            FROM proxy_weights w JOIN current_fits f USING (fit_id, task, target)
-            LEFT JOIN source_columns(NULL) c USING (benchmark, subdir, instance_id)
-            WHERE w.task = 'abs' ORDER BY w.side, w.target, c.col"""
-        params = []
-    try:
-        rows = con.execute(query, params).fetchall()
-    except Exception as exc:
-        fail(str(exc).splitlines()[0])
-    if not rows:
-        fail("nothing to export: no such run, or no fit yet")
-    out = settings.user_path(out)
-    _write_csv(out, SELECTION_COLUMNS, rows)
-    console.print(f"{len(rows)} rows -> {out}", highlight=False)
+    console.print(f"{result['rows']} rows -> {result['path']}", highlight=False)
 
 
 @selections_app.command("import")
@@ -249,50 +251,19 @@ def selections_import(
     db: DbOpt = None,
 ) -> None:
     """Load a selections CSV as a run in loocv_selections (keyed by instance; col_idx is ignored), or a
-    PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict).
-    Refused, with what and how many: unknown benchmarks or instances (unless --allow-unknown), repeated
-    records, weights that are not finite numbers."""
-    from warehouse.selections import import_selections
-
-    validate.choice(fmt, "--format", ("auto",) + SELECTION_FORMATS)
-    path = settings.user_path(path)
-    if name is not None and not name.strip():
-        fail("--name must not be empty")
-    if fmt == "pace-bench" or (fmt == "auto" and path.is_dir()):
-        from warehouse.pace_bench import import_pace_bench
-
-        result = import_pace_bench(open_write(db), path, name.strip() if name else None, allow_unknown=allow_unknown)
-        for target, n in result["targets"].items():
-            how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
-            typer.echo(f"{target:<22} {n:>5} instances ({how})")
+    PACE-Bench folder as a fit that becomes the current abs fit of its targets (pace plan / run / predict)."""
+    result = Warehouse(db).import_selections(path, name=name, fmt=fmt, allow_unknown=allow_unknown)
+    if "run_id" in result:
         for note in result["notes"]:
             typer.echo(f"note: {note}")
-        typer.echo(f"-> fit {result['fit_id']}, now the current abs fit of these targets. Next: pace plan MODEL")
+        console.print(f"{result['rows']} rows -> loocv_selections run {result['run_id']}", highlight=False)
         return
-    if not path.is_file():
-        fail(f"no such file: {path}")
-    con = open_write(db)
-    try:
-        run_id, n, notes = import_selections(con, path, name, allow_unknown=allow_unknown)
-    except (UnicodeDecodeError, csv.Error) as exc:
-        fail(f"{path}: {str(exc).splitlines()[0]}")
-    for note in notes:
+    for target, n in result["targets"].items():
+        how = "centers, intercept, clamp from this warehouse" if target in result["derived"] else "as exported"
+        typer.echo(f"{target:<22} {n:>5} instances ({how})")
+    for note in result["notes"]:
         typer.echo(f"note: {note}")
-    console.print(f"{n} rows -> loocv_selections run {run_id}", highlight=False)
-
-
-def _write_csv(path: Path, header: list[str], rows) -> None:
-    """Write a CSV the user named (a folder that does not exist is an error, not created)."""
-    if path.is_dir():
-        fail(f"{path} is a folder; pass a file name")
-    if not path.parent.is_dir():
-        fail(f"folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        writer.writerows(rows)
-    tmp.replace(path)
+    typer.echo(f"-> fit {result['fit_id']}, now the current abs fit of these targets. Next: pace plan MODEL")
 
 
 def export(
@@ -314,10 +285,3 @@ def export(
         console.print(f"{name:<22} {n:>10,}" + (" rows" if fmt == "parquet" else ""), highlight=False)
     console.print(f"-> {out}/ (see {out}/{'SCHEMA.md' if fmt == 'parquet' else 'README.md'})", highlight=False)
 
-
-def mount(app: typer.Typer) -> None:
-    app.command("fit", cls=ListOptionsCommand)(fit)
-    app.command("plan")(plan)
-    app.command("predict")(predict)
-    app.add_typer(selections_app, name="selections")
-    app.command("export")(export)

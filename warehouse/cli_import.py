@@ -8,8 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from warehouse import settings, validate
-from warehouse.cli import DbOpt, JsonOpt, progress_bar, open_write
+from ingest.openhands_index import model_folders
+from warehouse import settings
+from warehouse.api import Warehouse
+from warehouse.cli_options import DbOpt, JsonOpt, progress_bar
 from warehouse.output import emit_json
 
 import_app = typer.Typer(
@@ -35,26 +37,13 @@ DupOpt = Annotated[str, typer.Option(
 
 def _run(kind: str, path: Path, map_path: Optional[Path], model, db, lake, prune, strict, duplicates,
          json_out) -> None:
-    from ingest.csvfile import DUPLICATE_POLICIES
-    from ingest.harness import READERS, read_results
-    from ingest.harness_map import load_map
-    from ingest.lake import lake_of
-    from ingest.load import load_units
-
-    validate.choice(duplicates, "--duplicates", DUPLICATE_POLICIES)
-    if model is not None:
-        model = validate.model_name(model, "--model")
-    path = settings.user_path(path)
-    map_path = None if map_path is None else settings.user_path(map_path)
-    if map_path is not None:
-        load_map(map_path, kind)
-    total = len(READERS[kind].discover(path))
+    wh = Warehouse(db, lake=lake)
+    total = wh.import_files(kind, path, map_path, model=model, duplicates=duplicates)
     bar, advance = progress_bar(total, f"import {kind}", not json_out)
     with bar:                                       # every file is read and checked before the warehouse opens
-        units, report = read_results(kind, path, map_path, model=model, duplicates=duplicates, progress=advance)
-    con = open_write(db, create=True)
-    _show(load_units(con, units, report, lake_of(con, lake), prune=prune, strict=strict, duplicates=duplicates),
-          json_out)
+        report = wh.import_results(kind, path, map_path, model=model, prune=prune, strict=strict,
+                                   duplicates=duplicates, progress=advance)
+    _show(report, json_out)
 
 
 def _show(report, json_out: bool) -> None:
@@ -130,9 +119,6 @@ def import_openhands_index(
     scores and model metadata. Benchmarks map to the warehouse's (swe-bench -> swebench, swt-bench ->
     swtbench, swe-bench-multimodal -> swebench_multimodal, gaia, commit0); model names go through the
     alias table (spellings that look like a known model are suggested as `pace alias add` lines)."""
-    from ingest.openhands_index import model_folders
-    from warehouse.api import Warehouse
-
     wh = Warehouse(db, lake=lake)
     root = settings.user_path(path)
     total = len(model_folders(root)) if not json_out else 0
@@ -141,7 +127,3 @@ def import_openhands_index(
         report = wh.import_openhands_index(root, prefer=prefer, prune=prune, strict=strict, duplicates=duplicates,
                                            progress=advance)
     _show(report, json_out)
-
-
-def mount(app: typer.Typer) -> None:
-    app.add_typer(import_app, name="import")

@@ -6,16 +6,54 @@
   method does not read is left out, so a ``PACE_COUNT`` set for the usual runs does not break
   ``--method mean``; the same option typed on the command line is refused (:func:`options_given`).
 * An error about an option whose value came from the environment names the variable (:func:`env_hint`).
+* The methods' options (:mod:`warehouse.methods.options`) become flags by :func:`with_options`: their
+  declarations are the only place a flag, its variable, type, default and help are written.
 """
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
-from typing import Iterable
+from pathlib import Path
+from typing import Annotated, Callable, Iterable, Optional
 
+import typer
 import typer.core
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from warehouse.connect import memory_limit
 from warehouse.errors import UserError
+from warehouse.methods.options import Option
+from warehouse.output import err_console
+
+DbOpt = Annotated[Optional[Path], typer.Option(
+    "--db", envvar="PACE_DB", show_envvar=True,
+    help="Warehouse file (default ./pace.duckdb; ~ is expanded).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print ``error: message`` on stderr (unwrapped, so paths stay whole) and exit."""
+    typer.echo(f"error: {memory_hint(message)}", err=True)
+    raise typer.Exit(code)
+
+
+def memory_hint(message: str) -> str:
+    """DuckDB's out-of-memory error, with where its ceiling comes from (warehouse.connect)."""
+    if "Out of Memory Error" not in message:
+        return message
+    return (f"{message} (DuckDB may use {memory_limit()} here: raise it with PACE_MEMORY_LIMIT, "
+            "e.g. PACE_MEMORY_LIMIT=12GB, if the machine has the memory)")
+
+
+def progress_bar(total: int, label: str, enabled: bool = True):
+    """A rich progress bar on stderr; returns (context manager, advance callable)."""
+    if not enabled or total < 2:
+        return contextlib.nullcontext(), None
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err_console, transient=True)
+    task = progress.add_task(label, total=total)
+    return progress, lambda n=1: progress.advance(task, n)
 
 # typer carries its own copy of click, so parameters and their sources are told apart by their
 # names, never by click's classes
@@ -95,3 +133,29 @@ def env_hint(ctx):
                 var = param.envvar if isinstance(param.envvar, str) else param.envvar[0]
                 raise UserError(f"{message} (from {var}={os.environ.get(var, '')!r})") from exc
         raise
+
+
+def _annotation(option: Option):
+    kind = Optional[option.kind] if option.default is None else option.kind
+    return Annotated[kind, typer.Option(option.flag, envvar=option.env, show_envvar=True, help=option.help)]
+
+
+def with_options(options: Iterable[Option]) -> Callable:
+    """Decorator: the command also takes ``options`` as flags (each with its ``PACE_*`` variable, type,
+    default and help from its declaration); the command receives their values as ``options`` (a dict)."""
+    options = list(options)
+
+    def decorate(fn: Callable) -> Callable:
+        signature = inspect.signature(fn, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "options"]
+        extra = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=_annotation(o))
+                 for o in options]
+
+        def command(**kwargs):
+            values = {o.name: kwargs.pop(o.name) for o in options}
+            return fn(options=values, **kwargs)
+
+        command.__signature__ = signature.replace(parameters=own + extra)
+        command.__name__, command.__doc__ = fn.__name__, fn.__doc__
+        return command
+    return decorate

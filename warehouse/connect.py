@@ -1,4 +1,4 @@
-"""Open the warehouse: apply every object in ``sql/`` (in file order) and register the UDFs.
+"""Open the warehouse: apply every object in ``sql/`` (in file order).
 
 ``sql/`` is the only place the schema lives. Each file holds one object and is idempotent
 (``CREATE TABLE IF NOT EXISTS`` / ``CREATE OR REPLACE VIEW`` / ``ADD COLUMN IF NOT EXISTS``), so
@@ -31,6 +31,8 @@ from pathlib import Path
 
 import duckdb
 
+from ingest.derived import is_stale, refresh_stale, stale
+from ingest.lake import sync_lake, writable_folders
 from warehouse.errors import UserError, WarehouseBusy
 from warehouse.settings import DEFAULT_LOCK_WAIT, SQL_DIR, db_path, lock_wait
 
@@ -122,7 +124,7 @@ def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                            "AND table_name = ?", [name]).fetchone()[0])
+                            "AND table_name = ?", [name]).fetchall()[0][0])
 
 
 def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
@@ -286,7 +288,7 @@ def _require_file(path: Path) -> None:
         raise UserError(f"no warehouse at {path}{hint}: run `pace ingest PATH` first, or check --db / PACE_DB")
 
 
-def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udfs: bool = True,
+def connect(db: str | os.PathLike | None = None, *, read_only: bool = False,
             create: bool = True, refresh_collapsed: bool = True, sandbox: bool = False,
             wait: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``db`` (see :func:`settings.db_path`).
@@ -294,8 +296,8 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
     ``read_only`` opens an existing file without writing to it (other readers may open it at the
     same time). Otherwise it is opened read-write and the schema applied; ``create=False`` refuses a
     missing file instead of creating it, and a missing parent folder is always refused (a typo in
-    ``--db`` must not make an empty warehouse somewhere). ``udfs`` registers the Python kernels
-    used by the evaluation macros (only this connection can call them).
+    ``--db`` must not make an empty warehouse somewhere). Every object is plain SQL, so any DuckDB
+    client reads the file the same way.
 
     Stored collapsed cells that a writer stopped before recomputing (marked, see
     :mod:`ingest.collapsed`) are recomputed first, read-only opens included (by a brief write open, as
@@ -308,17 +310,15 @@ def connect(db: str | os.PathLike | None = None, *, read_only: bool = False, udf
     """
     path = db_path(db)
     try:
-        return _connect(path, read_only, udfs, create, refresh_collapsed, sandbox, wait)
+        return _connect(path, read_only, create, refresh_collapsed, sandbox, wait)
     except duckdb.Error as exc:
         if is_damage(str(exc)):                 # the catalog or a block is unreadable
             raise UserError(describe_open_error(path, exc)) from exc
         raise
 
 
-def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_collapsed: bool,
+def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
              sandbox: bool, wait: float | None) -> duckdb.DuckDBPyConnection:
-    from ingest.derived import is_stale, stale
-
     if read_only:
         _require_file(path)
         con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
@@ -348,12 +348,7 @@ def _connect(path: Path, read_only: bool, udfs: bool, create: bool, refresh_coll
         _repair_lake_if_pending(con)
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
-    if udfs:
-        from warehouse.udfs import register_all
-        register_all(con)
     if sandbox:
-        from ingest.lake import writable_folders
-
         lock_down(con, [] if read_only else writable_folders(con))
     return con
 
@@ -388,16 +383,12 @@ def _stamp_lake(con: duckdb.DuckDBPyConnection) -> None:
 def _repair_lake_if_pending(con: duckdb.DuckDBPyConnection) -> None:
     """A write that committed but was killed before its lake partitions were swapped in left a
     marker (``lake_pending``); finish that work now, so the lake never stays stale."""
-    if con.execute("SELECT count(*) FROM lake_pending").fetchone()[0]:
-        from ingest.lake import sync_lake
-
+    if con.execute("SELECT count(*) FROM lake_pending").fetchall()[0][0]:
         sync_lake(con)
 
 
 def _refresh_collapsed_if_stale(con: duckdb.DuckDBPyConnection) -> None:
     """Recompute the stored collapsed cells that a mark says may be out of date: a new table or rule
     (after a migration), or a writer killed before it recomputed them (see :mod:`ingest.collapsed`)."""
-    from ingest.derived import is_stale, refresh_stale
-
     if is_stale(con):
         refresh_stale(con)

@@ -12,10 +12,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ingest.lake import lake_of
+from ingest.load import ingest_tree
+from ingest.synthetic import generate_tree
 from warehouse import settings
 from warehouse.connect import connect
+from warehouse.demo_models import demo_stages
 from warehouse.errors import UserError
-from warehouse.output import console
+from warehouse.output import console, print_rows
 
 DEMO_DATA = Path("demo_data")
 DEMO_DB = Path("demo_warehouse") / "pace.duckdb"
@@ -34,8 +38,6 @@ def find_or_make_data(seed: int, results: str | os.PathLike | None = None) -> tu
             named = "--results" if results else "PACE_RESULTS_DIR"
             raise UserError(f"{named} {root}: no such folder (a results tree <benchmark>/[<subdir>/]<Model>.csv)")
         return root, False
-    from ingest.synthetic import generate_tree
-
     if not (DEMO_DATA / "README.md").exists():
         generate_tree(DEMO_DATA, n_models=14, seed=seed)
     return DEMO_DATA, True
@@ -53,9 +55,6 @@ def demo_db(explicit, synthetic: bool) -> Path:
 
 
 def run_demo(db: Path | None, seed: int = 0, results: str | os.PathLike | None = None) -> None:
-    from ingest.lake import lake_of
-    from ingest.load import ingest_tree
-
     root, synthetic = find_or_make_data(seed, results)
     db = demo_db(db, synthetic)
     _section("1. data")
@@ -73,19 +72,8 @@ def run_demo(db: Path | None, seed: int = 0, results: str | os.PathLike | None =
     rel = con.sql("""
         PIVOT (SELECT model, target, round(100 * mean, 1) AS mean FROM target_means)
         ON target USING any_value(mean) ORDER BY model""")
-    from warehouse.output import print_rows
-
     print_rows(rel.columns, rel.fetchall(), title="target_means (%, published semantics)", digits=1)
-    extra = _later_stages()
-    for stage in extra:
+    for stage in demo_stages():
         stage(con, db)
 
 
-def _later_stages():
-    """Stages added by later modules (evaluation, prediction) if they are installed."""
-    stages = []
-    try:
-        from warehouse.demo_models import demo_stages
-    except ModuleNotFoundError:
-        return stages
-    return demo_stages()

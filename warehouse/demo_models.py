@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warehouse.evaluate import EvalRequest, metrics_rows, plot_predictions, run_abs, write_predictions_csv
+from warehouse.evaluate import EvalRequest, metrics_rows, run_abs
+from warehouse.fit import FitRequest, fit_and_store
 from warehouse.output import console, print_rows
 from warehouse.outputs import output_run
+from warehouse.plots import plot_predictions
+from warehouse.run_outputs import write_predictions_csv
 
 
 def _evaluate(con, db: Path) -> None:
@@ -24,8 +27,6 @@ def _evaluate(con, db: Path) -> None:
 
 def _predict_held_out(con, db: Path) -> None:
     """Fit without one model, then predict it from its score rows alone (a plain query)."""
-    from warehouse.fit import FitRequest, fit_and_store
-
     held_out = con.execute("SELECT model FROM model_rows() ORDER BY row DESC LIMIT 1").fetchall()[0][0]
     console.rule(f"[bold]5. fit on every model but {held_out}, then predict {held_out}")
     with console.status("fitting (default, C=100, B=100) ..."):

@@ -177,7 +177,7 @@ def rebuild_from_lake(db: Path, lake: str | os.PathLike | None = None) -> dict:
     _refuse_working(db)
     built = db.with_name(f".{db.name}.rebuild-{uuid.uuid4().hex[:8]}")
     try:
-        con = connect(built, udfs=False)
+        con = connect(built, )
         try:
             lines, unreadable = _fill(con, lake)
         finally:

@@ -11,7 +11,7 @@ import os
 import platform
 import sys
 
-#: the same as models.compat.COMPAT_NUMERICS_ENV (importing that module would load numpy too early)
+#: the same as models.compat.goal_a.COMPAT_NUMERICS_ENV (importing that module would load numpy too early)
 COMPAT_NUMERICS_ENV = {"OPENBLAS_CORETYPE": "Haswell"}
 
 

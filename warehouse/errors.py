@@ -38,6 +38,14 @@ def register_api(cls: type) -> type:
     return cls
 
 
+def register_options(options) -> None:
+    """Learn the API's spelling of options passed as ``**options`` (the methods' declared options:
+    ``--q`` -> ``q``, a switch ``--auto-tune`` -> ``auto_tune=True``), which no signature names."""
+    for opt in options:
+        word = f"{opt.name}=True" if opt.kind is bool else opt.name
+        _API_SPELLING.setdefault(opt.flag, word)
+
+
 def spoken(message: str) -> str:
     """``message`` in the words of its reader: unchanged for the command line; for a Python caller
     every flag the API knows becomes its keyword (``add --write`` -> ``add write=True``, ``--exclude:``

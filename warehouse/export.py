@@ -18,21 +18,23 @@ import duckdb
 from eval_runners.secrets import CREDENTIAL_PATTERNS
 from warehouse.connect import sql_files
 from warehouse.outputs import output_run, require_empty_or_ours
+from warehouse.spark_sql import spark_script
 
 GROUP = "export"
 TABLES = ["benchmarks", "model_aliases", "model_holds", "model_families", "score_files", "collapsed_cells",
           "source_leaves", "instance_stats", "proxy_fits", "proxy_weights", "proxy_leaves", "proxy_ability_instances",
           "loocv_runs", "loocv_folds", "loocv_predictions", "loocv_selections", "loocv_configs", "loocv_pair_predictions",
-          "scores_displaced", "agentic_runs", "model_metadata", "reported_scores", "agentic_preference"]
+          "scores_displaced", "agentic_runs", "model_metadata", "reported_scores", "agentic_preference",
+          "anchor_fits", "anchor_items", "anchor_grid", "anchor_curve", "anchor_priors", "anchor_factors"]
 # The user-facing views: the one list of them. Each is exported (materialised), described in
 # SCHEMA.md, written to spark/views.sql by sqlglot and checked against DuckDB on Spark by
 # tests/warehouse/test_spark_views.py. A new view meant for users goes here; a view that only
 # pace itself uses goes in INTERNAL_VIEWS (tests check that every view in sql/ is in one of them).
 VIEWS = ["models", "target_means", "coverage", "model_ability", "instance_stats_live", "instance_target_corr",
          "collapsed_cells_live", "source_leaves_live", "collapsed_scores", "source_ability", "model_sources",
-         "model_family", "current_fits", "restricted_fits", "proxy_instances", "fit_predictions", "predictions",
-         "pair_predictions", "loocv_metrics", "loocv_pair_metrics", "loocv_abs_pair_metrics", "target_instances",
-         "instance_costs", "target_rows_by_source", "target_sources", "source_disagreements"]
+         "model_family", "current_fits", "restricted_fits", "proxy_instances", "fit_predictions", "source_predictions",
+         "current_anchor_fits", "anchor_prior", "anchor_estimates", "predictions", "pair_predictions", "loocv_metrics", "loocv_pair_metrics", "loocv_abs_pair_metrics", "target_instances",
+         "instance_costs", "target_rows_by_source", "target_sources", "source_disagreements", "anchor_costs"]
 INTERNAL_VIEWS: list[str] = []
 # User views that cannot mean the same on Spark, with the reason (left out of spark/views.sql, the
 # reason written in its header; the Spark test skips them).
@@ -119,8 +121,6 @@ def runner_query(con: duckdb.DuckDBPyConnection, table: str) -> str:
 def export_parquet(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: bool = False) -> list[tuple[str, int]]:
     """Write scores (hive-partitioned by benchmark), the tables, the runner's calls and the views
     (materialised) to ``out``, with SCHEMA.md and the views in Spark SQL (spark/views.sql)."""
-    from warehouse.spark_sql import spark_script
-
     out = Path(out)
     require_empty_or_ours(out, GROUP, overwrite)
     docs = schema_docs()

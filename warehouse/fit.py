@@ -1,72 +1,67 @@
 """`pace fit`: fit each target's proxy on every model with target scores and store it as rows.
 
-The stored rows are the predictor: ``predictions`` (sql/054) recomputes a model's prediction from
+The stored rows are the predictor: ``predictions`` (sql/061_predictions.sql, over sql/060_fit_predictions.sql) recomputes a model's prediction from
 its score rows and ``proxy_weights`` with plain SQL. For ``default`` the rows reproduce the fitted
 model's own in-sample predictions exactly; for ``compat`` (zeros for missing data, a fallback to the
 mean instead of a clamp, spec §14.1) the gap is measured and reported.
 
-Intervals: the same method is evaluated leave-one-model-out on the training models; the
-``(1 -+ level) / 2`` quantiles of the held-out residuals (actual - predicted) become the interval
-offsets. Their calibration is checked by leaving each residual out of its own interval. With more
-than ``kernels.kfold_above()`` labelled models (``$PACE_KFOLD_ABOVE``, default 40) the residuals come
-from the ``kfold-10`` split instead, and the family split's families are dealt into at most 10 folds:
-each fold is a whole fit, so leave-one-out would cost one fit per model (the fit says so in a note).
-
-The fit reads its matrices from ``fold_matrix`` with nothing held out (the fold 'all' of
-``eval_folds``), the evaluation's per-fold rows with the fold's models held out: one query.
+The fit goes through the evaluation's path (:mod:`warehouse.evaluate`): its fold is the fold 'all' of
+``eval_folds`` (nothing held out), read into the same inputs, and ``Method.fit`` returns the proxies.
+Intervals: the same method is evaluated (``Method.evaluate``) on the split ``eval_folds('loo')`` of the
+training models; the ``(1 -+ level) / 2`` quantiles of the held-out residuals (actual - predicted) become
+the interval offsets. Their calibration is checked by leaving each residual out of its own interval.
+With more than ``settings.kfold_above()`` labelled models (``$PACE_KFOLD_ABOVE``, default 40) the
+residuals come from the ``kfold-10`` split instead (each fold reusing the fit's tuned configuration),
+and the family split's families are dealt into at most 10 folds: each fold is a whole fit, so
+leave-one-out would cost one fit per model (the fit says so in a note).
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import os
+import re
 import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
-from models.basis import large_bases_note, shared_bases
-from models.configs import AbsConfig
-from models.folds import KFOLD
-from warehouse.kernels import jobs, kfold_above
-from warehouse.matrices import Matrices, build_matrices, published_arrays
+from models.default.basis import large_bases_note, shared_bases
+from models.common.folds import KFOLD
+from models.default.link import logit
+from warehouse import methods
+from warehouse.evaluate import evaluate_split, read_folds, read_inputs, resolve, split_folds
+from warehouse.matrices import Matrices, build_matrices
+from warehouse.methods.base import Method
+from warehouse.methods.data import Folds
+from warehouse.methods.options import Options
+from warehouse.methods.results import Fit, StoredPairProxy, StoredProxy
+from warehouse.settings import kfold_above
+
+__all__ = ["FitRequest", "FitReport", "StoredProxy", "StoredPairProxy", "fit_and_store", "interval_offsets",
+           "loo_interval_coverage"]
 
 
-@dataclass
 class FitRequest:
-    method: str = "default"
-    count: int = 100
-    B: int = 300
-    seed: int = 42
-    sources: list[str] | None = None
-    targets: list[str] | None = None
-    exclude: list[str] = field(default_factory=list)   # models left out of the fit (e.g. to predict them)
-    level: float = 0.8
-    intervals: bool = True
-    tasks: tuple[str, ...] = ("abs", "pair")            # Goal A, Goal B
-    restricted_for: str | None = None                   # a restricted fit made by `pace predict` for this model
+    """What to fit: a method and its options (``count=40``, ...), the source and target benchmarks (None:
+    every one of that role), models left out (``exclude``, e.g. to predict them), the interval level,
+    whether to estimate intervals, the tasks (Goal A ``abs``, Goal B ``pair``) and, for a restricted fit
+    made by `pace predict`, the model it is for."""
 
-
-@dataclass
-class StoredProxy:
-    """One target's proxy in stored form; cols index ``Matrices.columns``."""
-    target: str
-    cols: np.ndarray
-    side: list[str]
-    weight: np.ndarray
-    center: np.ndarray
-    intercept: float
-    lo: float
-    hi: float
-    mix: float | None
-    config: dict
-    in_sample: np.ndarray        # (n_train,) the kernel's own prediction for each training model
-    trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
-    link: dict | None = None     # logit-link fits: struct/floor intercepts and slopes, gate, ability range
+    def __init__(self, method: str = "default", *, sources: list[str] | None = None,
+                 targets: list[str] | None = None, exclude: list[str] | None = None, level: float = 0.8,
+                 intervals: bool = True, tasks: tuple[str, ...] = ("abs", "pair"), restricted_for: str | None = None,
+                 **options: Any):
+        self.method, self.sources, self.targets, self.exclude = method, sources, targets, list(exclude or [])
+        self.level, self.intervals, self.tasks, self.restricted_for = level, intervals, tuple(tasks), restricted_for
+        self.options = options
 
 
 @dataclass
@@ -90,6 +85,8 @@ class FitReport:
     oor_lo: dict[str, float] = field(default_factory=dict)          # out-of-range interval offsets (logits)
     oor_hi: dict[str, float] = field(default_factory=dict)
     trained_on: dict[str, list[str]] = field(default_factory=dict)  # per target, the models with its scores
+    anchors: dict[str, tuple[int, int]] = field(default_factory=dict)  # target -> (models, instances) of its
+                                                                     # anchors item model (warehouse.anchors)
 
 
 def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarray]) -> str:
@@ -99,219 +96,37 @@ def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarra
     return h.hexdigest()
 
 
-# ------------------------------------------------------------------------------------ the methods
-def _fit_instance(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
-    from models.default import fit_abs_default
-
-    res = fit_abs_default(m.X, m.P, m.targets, models=m.models, count=req.count, B=req.B, seed=req.seed,
-                          n_jobs=jobs())
-    out = []
-    for t, target in enumerate(m.targets):
-        p = res.proxies[target]
-        cfg = p.config
-        out.append(StoredProxy(target, np.asarray(p.cols), [str(s) for s in p.side], np.asarray(p.weight, float),
-                               np.asarray(p.centre, float), float(p.intercept), float(p.lo), float(p.hi),
-                               float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q},
-                               np.asarray(res.pred[:, t], float), list(p.trained_on)))
-    return out, list(res.warnings)
-
-
-def _fit_default(con: duckdb.DuckDBPyConnection, m: Matrices, req: FitRequest,
-                 also_selected=None) -> tuple[list[StoredProxy], list[str]]:
-    """models/shrinkage.py through the evaluation's own queries (``warehouse.regressors``) on the fold 'all'
-    of ``eval_folds``: the Pace part's weights per target, the ability scale and links, the combined in-sample
-    predictions. ``also_selected``: columns the pairwise fit selected (a plan asks for them too, so the
-    ability leaves them out)."""
-    from types import SimpleNamespace
-
-    from models.shrinkage import GATE, W_BASE
-    from warehouse import regressors
-
-    with regressors.registered(m) as token:
-        folds = regressors.run_folds(con, token, "SELECT fold, held_out, target FROM eval_folds('all', ?)",
-                                     [m.targets], {"count": req.count, "seed": req.seed, "centres": True},
-                                     [int(c) for c in (also_selected if also_selected is not None else [])])
-    ability = folds.ability.column("a")[0].as_py()
-    leaves = ability["leaves"]
-    scale = SimpleNamespace(leaves=[l_["leaf"] for l_ in leaves], centre=[l_["centre"] for l_ in leaves],
-                            scale=[l_["scale"] for l_ in leaves], loading=[l_["loading"] for l_ in leaves])
-    centres = np.full(m.X.shape[1], np.nan)
-    for c in ability["centres"]:
-        centres[c["col"]] = c["centre"]
-    links = {link["target"]: link for link in ability["links"]}
-    in_sample = folds.predicted(m.models, m.targets, held_only=False)
-    out, warnings = [], []
-    for target, r in zip(folds.pace.column("target").to_pylist(), folds.pace.column("r").to_pylist()):
-        t = m.targets.index(target)
-        link = links[target]
-        stored_link = {"struct_intercept": link["intercept"], "struct_slope": link["slope"],
-                       "floor_intercept": link["floor_intercept"], "floor_slope": link["floor_slope"],
-                       "gate_base": W_BASE, "gate_width": GATE, "ability_lo": link["theta_lo"],
-                       "ability_hi": link["theta_hi"], "ability_sd": link["theta_sd"], "scale": scale,
-                       "centres": centres}
-        config = {"m": r["m"], "nc_h": r["nc_h"], "nc_d": r["nc_d"], "q": r["q"]}
-        out.append(StoredProxy(target, np.asarray(r["cols"], np.int64), list(r["side"]), np.asarray(r["weight"], float),
-                               np.asarray(r["centre"], float), float(r["intercept"]), float(r["lo"]), float(r["hi"]),
-                               float(r["m"]), config, in_sample[:, t], list(link["trained_on"]), stored_link))
-        warnings += [w for w in r["warnings"] if w not in warnings]
-    out.sort(key=lambda p: m.targets.index(p.target))
-    return out, warnings
-
-
-def _fit_compat(m: Matrices, req: FitRequest) -> tuple[list[StoredProxy], list[str]]:
-    """The published fit-abs (strict, frozen configs); weights in their exact linear form."""
-    from models import compat
-
-    X, P, targets, models = m.X, m.P, m.targets, m.models
-    Xv, kept, P32, Y = published_arrays(X, P)
-    configs, warn = compat.frozen_abs_configs(req.count, targets)
-    res = compat.fit_abs(Xv, Y, P32, targets, models=models, count=req.count, B=req.B, seed=req.seed,
-                         configs=configs, weight_mode="predictor")
-    table = res.selection_table()
-    out = []
-    for t, target in enumerate(targets):
-        mask = np.asarray(table["target"]) == target
-        cols_v = np.asarray(table["col_idx"], int)[mask]
-        weight = np.asarray(table["weight"], float)[mask]
-        center = Xv[:, cols_v].mean(axis=0)
-        signal = (Xv[:, cols_v] - center) @ weight
-        pred = np.asarray(res.pred[:, t], float)
-        intercept = float(np.median(pred - signal))      # the pooled label mean; exact unless a side fell back
-        y = Y[:, t].astype(float)
-        spread = max(float(y.max() - y.min()), 1e-6)
-        cfg = res.configs[target]
-        # The published envelope falls back to the mean outside [min - 2R, max + 2R]; a clamp is the
-        # closest linear-plus-clip form, and scores live in [0, 1] anyway (spec §20 item 12).
-        lo, hi = max(float(y.min() - 2 * spread), 0.0), min(float(y.max() + 2 * spread), 1.0)
-        out.append(StoredProxy(target, kept[cols_v], [str(s) for s in np.asarray(table["side"])[mask]], weight,
-                               center, intercept, lo, hi,
-                               float(cfg.m), {"m": cfg.m, "nc_h": cfg.nc_h, "nc_d": cfg.nc_d, "q": cfg.q}, pred))
-    return out, [warn] if warn else []
-
-
-FITTERS = {"default": _fit_default, "instance": _fit_instance, "compat": _fit_compat}
-
-
-@dataclass
-class StoredPairProxy:
-    """One target's pair proxy: margin(a, b) = sum weight * (x_a - x_b), x missing -> center."""
-    target: str
-    cols: np.ndarray
-    weight: np.ndarray
-    center: np.ndarray
-    cal_a: float
-    cal_b: float
-    config: dict
-    trained_on: list[str] | None = None   # models the fit used for this target (None: all of them)
-
-
-def _fit_pair_default(con: duckdb.DuckDBPyConnection, m: Matrices,
-                      req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
-    """models/pair_default.py through the UDF ``pace_default_pair_fit`` on the fold 'all' of ``eval_folds``
-    (``warehouse.pair_regressors``)."""
-    from warehouse.pair_regressors import fit_pair_rows
-
-    table = fit_pair_rows(con, m, {"count": req.count, "B": req.B, "seed": req.seed})
-    out, warnings = [], []
-    for target, r in zip(table.column("target").to_pylist(), table.column("r").to_pylist()):
-        config = {"m": r["m"], "q": r["q"], "nc": r["nc"]}     # the order _config_dict writes
-        out.append(StoredPairProxy(target, np.asarray(r["cols"], np.int64), np.asarray(r["weight"], float),
-                                   np.asarray(r["centre"], float), float(r["cal_a"]), float(r["cal_b"]), config,
-                                   list(r["trained_on"])))
-        warnings += [w for w in r["warnings"] if w not in warnings]
-    return out, warnings
-
-
-def _fit_pair_compat(m: Matrices, req: FitRequest) -> tuple[list[StoredPairProxy], list[str]]:
-    """The published fit-pair (strict, pinned to Goal A's selection, frozen pinned-A configs)."""
-    from models import pair
-
-    X, P, targets, models = m.X, m.P, m.targets, m.models
-    Xv, kept, P32, Y = published_arrays(X, P)
-    configs, _ = pair.frozen_pair_configs(req.count, targets, pin_a=True)
-    res = pair.fit_pair(Xv, Y, P32, targets, models=models, count=req.count, B=req.B, seed=req.seed,
-                        pin_a=True, strict=True, configs=configs)
-    out = []
-    for target in targets:
-        p = res.proxies[target]
-        cols_v = np.asarray(p.cols, int)
-        out.append(StoredPairProxy(target, kept[cols_v], np.asarray(p.weight, float), Xv[:, cols_v].mean(axis=0),
-                                   float(p.a), float(p.b), _config_dict(p.config)))
-    return out, list(res.warnings)
-
-
-def _config_dict(cfg) -> dict:
-    return {k: getattr(cfg, k) for k in ("m", "nc_h", "nc_d", "q", "nc", "reg") if hasattr(cfg, k)}
-
-
-PAIR_FITTERS = {"compat": _fit_pair_compat}   # default and instance: _fit_pair_default (through SQL)
-
-
 EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
 
 
-def _split_predictions(con: duckdb.DuckDBPyConnection, m: Matrices, req: FitRequest, folds: list[list[int]] | None,
-                       fixed_configs: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(actual, held-out predicted), each (n, T), of the same method on ``folds`` (None: leave-one-out);
-    NaN where a model was not held out or has no truth. ``fixed_configs`` (default method): the fit's own
-    configurations, not re-tuned inside each fold."""
-    actual = m.target_means()
-    labelled = np.flatnonzero(np.isfinite(actual).any(axis=1))
-    if req.method == "default":
-        import pyarrow as pa
+def dense(rows: pa.Table, m: Matrices) -> np.ndarray:
+    """Prediction rows (model, target, predicted) -> (n, T) in the matrices' order, NaN where none."""
+    out = np.full((len(m.models), len(m.targets)), np.nan)
+    row, col = {name: i for i, name in enumerate(m.models)}, {t: k for k, t in enumerate(m.targets)}
+    for model, target, value in zip(*(rows.column(c).to_pylist() for c in ("model", "target", "predicted"))):
+        if model in row and target in col and value is not None:
+            out[row[model], col[target]] = value
+    return out
 
-        from warehouse import regressors
 
-        held_sets = [[m.models[i] for i in sorted(f)] for f in (folds or [[int(i)] for i in labelled])]
-        fold_rows = pa.table({"fold": pa.array([f"f{k}" for k in range(len(held_sets))], pa.string()),
-                              "held_out": pa.array(held_sets, pa.list_(pa.string()))})
-        params = {"count": req.count, "seed": req.seed}
-        if fixed_configs:
-            params["configs"] = {t: {k: getattr(c, k) for k in ("m", "nc_h", "nc_d", "q")}
-                                 for t, c in fixed_configs.items()}
-        con.register("_fit_folds", fold_rows)
-        try:
-            with regressors.registered(m) as token:
-                result = regressors.run_folds(
-                    con, token, "SELECT f.fold, f.held_out, t.target FROM _fit_folds AS f, "
-                    "(SELECT unnest(?::VARCHAR[]) AS target) AS t", [m.targets], params)
-        finally:
-            con.unregister("_fit_folds")
-        held = sorted({m.models.index(name) for fold in held_sets for name in fold})
-        pred = np.full(actual.shape, np.nan)
-        pred[held] = result.predicted(m.models, m.targets)[held]
-        return actual, pred
-    from warehouse.kernels import METHODS
-
-    params = {"method": req.method, "mode": "loocv", "count": req.count, "B": req.B, "seed": req.seed,
-              "split": "loo" if folds is None else "folds",
-              "folds": None if folds is None else [[m.models[i] for i in f] for f in folds]}
-    result, _ = METHODS[req.method](m, params)
-    return np.asarray(result.actual, float), np.asarray(result.pred, float)
+def _split_predictions(con: duckdb.DuckDBPyConnection, method: Method, folds: Folds, opts: Options,
+                       req: FitRequest, fitted: Fit | None) -> tuple[np.ndarray, np.ndarray]:
+    """(actual, held-out predicted), each (n, T), of the method on ``folds``; NaN where a model was not
+    held out or has no truth. ``fitted``: the fit, whose configuration the folds may reuse."""
+    evaluation = evaluate_split(con, method, "abs", folds, opts, req.sources, req.targets, fitted)
+    m = folds.matrices
+    actual = m.target_means() if evaluation.actual is None else np.asarray(evaluation.actual, float)
+    return actual, dense(resolve(con, evaluation.predictions), m)
 
 
 def _residuals(actual: np.ndarray, pred: np.ndarray, link: str) -> np.ndarray:
     """actual - predicted on the link's scale (logits for 'logit')."""
     if link == "logit":
-        from models.link import logit
-
         return logit(actual, 1e-3) - logit(pred, 1e-3)
     return actual - pred
 
 
-def _split_rows(con, m: Matrices, split: str) -> list[list[int]]:
-    """The held-out sets of ``split`` (eval_folds) as row indices of ``m`` (models absent from m dropped)."""
-    from warehouse.evaluate import split_folds
-
-    index = {name: i for i, name in enumerate(m.models)}
-    grouped: dict[str, list[int]] = {}
-    for fold, model in split_folds(con, split):
-        if model in index:
-            grouped.setdefault(fold, []).append(index[model])
-    return [f for f in grouped.values() if f]
-
-
-#: the views split_folds reads (sql/033): each derives its rows from every score row
+#: the views split_folds reads (sql/037_split_folds.sql): each derives its rows from every score row
 _SPLIT_INPUTS = ("target_means", "model_family", "source_ability")
 
 
@@ -332,20 +147,21 @@ def _split_inputs_once(con: duckdb.DuckDBPyConnection):
             con.execute(f"DROP TABLE IF EXISTS temp.main.{view}")
 
 
-def _extrapolation_splits(con, m: Matrices, kfold: bool = False) -> list[list[list[int]]]:
-    """Per extrapolation split, its held-out sets as row indices of ``m``. ``kfold``: the families are
-    dealt (largest first) into at most KFOLD folds, whole families kept together."""
+def _extrapolation_splits(con: duckdb.DuckDBPyConnection, m: Matrices, kfold: bool = False) -> list[Folds]:
+    """The extrapolation splits' folds over ``m`` (a split with too few models to train on is skipped).
+    ``kfold``: the families are dealt (largest first) into at most KFOLD folds, whole families together."""
     out = []
     for split in EXTRAPOLATION_SPLITS:
         try:
-            folds = _split_rows(con, m, split)
+            split_folds(con, split)
         except ValueError:          # too few labelled models for this split
             continue
-        if kfold and len(folds) > KFOLD:
+        folds = read_folds(con, split, m, m.targets)
+        if kfold and len(folds.held_out) > KFOLD:
             merged: list[list[int]] = [[] for _ in range(KFOLD)]
-            for fold in sorted(folds, key=lambda f: (-len(f), m.models[f[0]])):
+            for fold in sorted(folds.held_rows(), key=lambda f: (-len(f), m.models[f[0]])):
                 min(merged, key=len).extend(fold)
-            folds = [sorted(f) for f in merged if f]
+            folds = Folds(split, m, {f"k{k}": [m.models[r] for r in sorted(f)] for k, f in enumerate(merged) if f})
         out.append(folds)
     return out
 
@@ -386,59 +202,50 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
     """Fit and store. ``reopen(con) -> con``, when given, is called between the computation and the
     writes: the CLI computes on a read-only connection (other readers keep working) and writes on
     a read-write one it opens only then. A training basis is built once per distinct training block
-    (``models.basis.shared_bases``): the pairwise fit, the tuning and the K-fold interval residuals
+    (``models.default.basis.shared_bases``): the pairwise fit, the tuning and the K-fold interval residuals
     train on the same folds."""
     with shared_bases() as bases:
         return _fit_and_store(con, req, reopen, bases)
 
 
 def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, bases) -> FitReport:
-    if req.method not in FITTERS:
-        raise ValueError(f"unknown method {req.method!r}; available: {', '.join(sorted(FITTERS))}")
+    method = methods.get(req.method)
+    opts = method.options(req.options)
     started = time.perf_counter()
     _cap_duckdb_cache(con)
-    m: Matrices = build_matrices(con, sources=req.sources, targets=req.targets)
+    everyone = build_matrices(con, sources=req.sources, targets=req.targets)
     _release_memory(con)
-    unknown = sorted(set(req.exclude) - set(m.models))
+    unknown = sorted(set(req.exclude) - set(everyone.models))
     if unknown:
         raise ValueError(f"--exclude names models the warehouse does not know: {', '.join(unknown)}")
-    rows = [i for i, name in enumerate(m.models) if name not in set(req.exclude)]
-    if req.method == "compat":   # the published model list: models with target scores (see kernels.labelled_rows)
-        with_targets = set(np.flatnonzero(np.isfinite(m.target_means()).any(axis=1)).tolist())
-        rows = [i for i in rows if i in with_targets]
-    m = m.subset(rows)
+    folds = read_folds(con, "all", everyone, req.targets)
+    rows = [i for i, name in enumerate(everyone.models) if name not in set(req.exclude)]
+    if method.labelled_only:
+        rows = sorted(set(rows) & set(folds.labelled_rows()))
+    folds = read_inputs(con, method, folds.restrict(rows), opts, req.sources, req.targets)
+    m = folds.matrices
     models, X, P = m.models, m.X, m.P
-    if "pair" not in req.tasks:
-        pair_proxies, warnings = [], []
-    elif req.method in ("default", "instance"):
-        pair_proxies, warnings = _fit_pair_default(con, m, req)
-    else:
-        pair_proxies, warnings = PAIR_FITTERS[req.method](m, req)
+    fitted = method.fit(folds, opts, req.tasks)
     _release_memory(con)
-    if "abs" in req.tasks:
-        pair_cols = np.unique(np.concatenate([np.asarray(p.cols, dtype=np.int64) for p in pair_proxies] or
-                                             [np.zeros(0, np.int64)]))
-        proxies, abs_warnings = (_fit_default(con, m, req, also_selected=pair_cols) if req.method == "default"
-                                 else FITTERS[req.method](m, req))
-        warnings = abs_warnings + warnings
-    else:
-        proxies = []
+    proxies, pair_proxies, warnings = fitted.proxies, fitted.pair_proxies, list(fitted.warnings)
+    if fitted.in_sample is not None:
+        in_sample = dense(resolve(con, fitted.in_sample), m)
+        for proxy in proxies:
+            proxy.in_sample = in_sample[:, m.targets.index(proxy.target)]
     link = "logit" if proxies and proxies[0].link else "identity"
     empty = np.full((len(models), len(m.targets)), np.nan)
     n_labelled = int(np.isfinite(m.target_means()).any(axis=1).sum())
     interval_split = "loo" if n_labelled <= kfold_above() else f"kfold-{KFOLD}"
-    # Above the threshold each interval fold reuses the fit's configurations (q, nc, blend) instead of
+    # Above the threshold each interval fold may reuse the fit's configurations (q, nc, blend) instead of
     # tuning its own: a tuning costs K training bases, the fold's fit one (at 100 models x 90k instances
     # ~4 s each), and a fit has ~20 interval folds. Selection, weights and the ability are still refitted.
-    fixed = None
-    if interval_split != "loo" and req.method == "default":
-        fixed = {p.target: AbsConfig(**{k: p.config[k] for k in ("m", "nc_h", "nc_d", "q")}) for p in proxies}
+    reuse = fitted if interval_split != "loo" else None
     if req.intervals and proxies:
         with _split_inputs_once(con):
-            folds = None if interval_split == "loo" else _split_rows(con, m, interval_split)
+            interval_folds = read_folds(con, interval_split, m, m.targets)
             extrapolation_splits = _extrapolation_splits(con, m, interval_split != "loo") if link == "logit" else []
         _release_memory(con)
-        actual, held_out = _split_predictions(con, m, req, folds, fixed)
+        actual, held_out = _split_predictions(con, method, interval_folds, opts, req, reuse)
         if interval_split != "loo":
             warnings.append(f"intervals from {KFOLD}-fold held-out residuals, not leave-one-out: {n_labelled} models "
                             f"with target scores > {kfold_above()} (PACE_KFOLD_ABOVE); families dealt into at most "
@@ -450,8 +257,8 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     bases.release()       # the extrapolation splits' training sets are their own: nothing left to share
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
-        extrapolation = np.concatenate([_residuals(*_split_predictions(con, m, req, folds, fixed), link)
-                                        for folds in extrapolation_splits] or [extrapolation])
+        extrapolation = np.concatenate([_residuals(*_split_predictions(con, method, split, opts, req, reuse), link)
+                                        for split in extrapolation_splits] or [extrapolation])
     if bases.large:
         warnings.append(large_bases_note(bases.large))
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
@@ -469,9 +276,9 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
         report.trained_on[proxy.target] = list(proxy.trained_on or models)
         errors = np.abs(actual[:, t] - held_out[:, t])
         report.loocv_mae[proxy.target] = float(np.nanmean(errors)) if np.isfinite(errors).any() else float("nan")
-        params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources,
+        params = dict(proxy.config, B=opts.B, seed=opts.seed, sources=req.sources,
                       interval_loo_coverage=report.interval_loo_coverage[proxy.target])
-        row = {"fit_id": fit_id, "task": "abs", "method": req.method, "target": proxy.target, "budget": req.count,
+        row = {"fit_id": fit_id, "task": "abs", "method": req.method, "target": proxy.target, "budget": opts.count,
                "params": json.dumps(params), "intercept": proxy.intercept, "clamp_lo": proxy.lo,
                "clamp_hi": proxy.hi, "mix_weight": proxy.mix, "resid_lo": _none(lo_r), "resid_hi": _none(hi_r),
                "interval_level": req.level, "trained_on": proxy.trained_on or models, "data_hash": digest,
@@ -493,9 +300,9 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
 
     for proxy in pair_proxies:
         report.pair_calibration[proxy.target] = (proxy.cal_a, proxy.cal_b)
-        params = dict(proxy.config, B=req.B, seed=req.seed, sources=req.sources)
+        params = dict(proxy.config, B=opts.B, seed=opts.seed, sources=req.sources)
         fit_rows.append({"fit_id": fit_id, "task": "pair", "method": req.method, "target": proxy.target,
-                         "budget": req.count, "params": json.dumps(params), "mix_weight": params.get("m"),
+                         "budget": opts.count, "params": json.dumps(params), "mix_weight": params.get("m"),
                          "cal_a": proxy.cal_a, "cal_b": proxy.cal_b, "trained_on": proxy.trained_on or models,
                          "data_hash": digest, "sources": sources, "restricted_for": req.restricted_for})
         for c, w, ctr in zip(proxy.cols, proxy.weight, proxy.center):
@@ -535,7 +342,7 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
         if proxy.link:
             continue
         # compat's own semantics: a missing score is a 0, not the training mean
-        x = np.nan_to_num(X[:, proxy.cols], nan=0.0) if req.method == "compat" else \
+        x = np.nan_to_num(X[:, proxy.cols], nan=0.0) if method.missing_as_zero else \
             np.where(np.isnan(X[:, proxy.cols]), proxy.center, X[:, proxy.cols])
         formula = np.clip(proxy.intercept + (x - proxy.center) @ proxy.weight, proxy.lo, proxy.hi)
         kernel = np.clip(proxy.in_sample, proxy.lo, proxy.hi)
@@ -562,9 +369,7 @@ def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:
     """DuckDB keeps the blocks it read cached up to its memory_limit (80 % of RAM by default): 2.5 GB of
     the fit's peak at 100 models x 9M rows was cache. The kernels need that memory more, so the fit caps
     DuckDB at ``$PACE_FIT_MEMORY_LIMIT`` (default 2GB). The fit's own queries stream their cells
-    (``fold_cells``); at 300 models x 100k instances the one-row ``fold_matrix`` did not fit in 2GB."""
-    import os
-
+    (``fold_cells``): at 300 models x 100k instances a one-row list of them did not fit in 2GB."""
     limit = os.environ.get("PACE_FIT_MEMORY_LIMIT") or "2GB"
     try:
         con.execute(f"SET memory_limit = '{limit}'")
@@ -577,8 +382,6 @@ def _release_memory(con: duckdb.DuckDBPyConnection) -> None:
     whole fit otherwise (at 1,000 models x 100k instances, after the matrices are built): Arrow's
     allocator keeps the memory the cells freed (1.4 GB), DuckDB its cached blocks (0.8 GB: a later query
     reads them again), glibc the free parts of its heap (1.3 GB)."""
-    import ctypes
-
     pa.default_memory_pool().release_unused()
     try:
         con.execute("SET memory_limit = '64MB'")
@@ -594,8 +397,6 @@ def _release_memory(con: duckdb.DuckDBPyConnection) -> None:
 def _merge_untrained(warnings: list[str]) -> list[str]:
     """The kernels' per-target "no target value for A, B, ..." notes as one line (models with source scores
     only: the ability scale uses them, no proxy trains on them)."""
-    import re
-
     untrained: dict[str, None] = {}
     rest = []
     for w in warnings:
@@ -624,8 +425,6 @@ def _leaf_rows(fit_id: str, m: Matrices, scale) -> list[tuple]:
 
 def _centre_rows(fit_id: str, m: Matrices, centres: np.ndarray):
     """proxy_ability_instances rows (an Arrow table): the instances of the ability scale and their centres."""
-    import pyarrow as pa
-
     cols = np.flatnonzero(np.isfinite(centres))
     return pa.table({"fit_id": pa.array([fit_id] * cols.size, pa.string()),
                      "benchmark": pa.array([m.columns[c][0] for c in cols], pa.string()),

@@ -1,4 +1,5 @@
-"""Dense arrays for the proxy kernels, from the ``fold_matrix`` SQL macro (sql/038) and its long forms.
+"""Dense arrays for the proxy kernels, from a fold's cells in long form (``fold_layout``, ``fold_cells``,
+``fold_target_cells``: sql/036-038).
 
 Rows are the known models in byte-wise name order (the published model list order); source
 columns are (benchmark, subdir, instance_id) sorted as strings; targets alphabetical: the layout
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 import pyarrow as pa
+
+from warehouse.plan import call_of
 
 
 @dataclass
@@ -109,8 +112,6 @@ def _int_array(value, width: int | None = None) -> np.ndarray:
 def call_groups_of(columns: list[tuple[str, str, str]]) -> np.ndarray:
     """(S,) int per (benchmark, subdir, instance_id) column: equal for the columns one runner call
     scores together (``warehouse.plan.call_of``)."""
-    from warehouse.plan import call_of
-
     keys = ["\x1f".join(call_of(*c)) for c in columns]
     _, group = np.unique(np.array(keys, dtype=object), return_inverse=True)
     return group.astype(np.int64)
@@ -119,7 +120,7 @@ def call_groups_of(columns: list[tuple[str, str, str]]) -> np.ndarray:
 def fold_row_to_matrices(models: list[str], n_cols: int, x: pa.Array, targets: list[str], t_cols: list[int],
                          p: pa.Array, leaves=None, collapsed=None, leaf_benchmarks: list[str] | None = None,
                          columns: list | None = None) -> Matrices:
-    """One ``fold_matrix`` row (sql/038: sparse (row, col, value) cells) -> dense Matrices.
+    """A fold's sparse (row, col, value) cells and layout -> dense Matrices.
 
     x: the struct values (r, c, v) of the source cells (an array, or a stream of arrays); p: (t, r, c, v) of
     the target cells. Cells not listed are NaN (no usable score). Rows follow ``models`` (training models
@@ -143,8 +144,7 @@ def fold_row_to_matrices(models: list[str], n_cols: int, x: pa.Array, targets: l
 
 def fold_matrices(con: duckdb.DuckDBPyConnection, held_out: list[str] | None = None,
                   sources: list[str] | None = None, targets: list[str] | None = None) -> tuple[Matrices, int]:
-    """One fold's matrices (``fold_matrix(held_out, sources, targets)``, sql/038, read as its layout
-    ``fold_layout`` and its cells) and its number of
+    """One fold's matrices (its layout ``fold_layout(held_out, sources, targets)`` and its cells) and its number of
     training rows (rows ``n_train:`` are the held-out models). The cells are read in their long form
     (``fold_cells``, ``fold_target_cells``) as Arrow columns: DuckDB never builds the one-row list, which
     at 300 models x 100k instances needs more memory than the dense matrix itself."""
@@ -171,7 +171,7 @@ def fold_matrices(con: duckdb.DuckDBPyConnection, held_out: list[str] | None = N
 
 def build_matrices(con: duckdb.DuckDBPyConnection, sources: list[str] | None = None,
                    targets: list[str] | None = None) -> Matrices:
-    """Every known model's matrices: the fold 'all' of ``fold_matrix`` (no model held out)."""
+    """Every known model's matrices: the fold 'all' (no model held out)."""
     return fold_matrices(con, [], sources, targets)[0]
 
 

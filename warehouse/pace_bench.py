@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from warehouse.errors import UserError
 from warehouse.outputs import output_run, require_empty_or_ours
@@ -208,8 +209,6 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
             con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)",
                             [(fit_id, r["benchmark"], r["subdir"], r["centre"], r["scale"], r["loading"])
                              for r in ability.get("leaves", [])])
-            import pyarrow as pa
-
             inst = ability.get("instances", [])
             con.register("_ability_rows", pa.table({
                 "fit_id": [fit_id] * len(inst), "benchmark": [r[0] for r in inst], "subdir": [r[1] for r in inst],

@@ -21,6 +21,8 @@ from statistics import NormalDist
 
 import duckdb
 
+from eval_runners.registry import get
+
 
 # |weight| at or below this is 0 (fitted weights of dropped columns come back as exact zeros or
 # as round-off of order 1e-17).
@@ -120,8 +122,6 @@ def call_of(benchmark: str, subdir: str, instance_id: str) -> tuple[str, str, st
     """The runner call that scores this row: (benchmark, call_subdir, call_id). One call can score
     several rows (ifeval's four metric subdirs, repobench's three metrics, logiqa's two filters); a
     benchmark or row the runner cannot map is a call of its own."""
-    from eval_runners.registry import get
-
     try:
         call_subdir, call_id = get(benchmark).call_key(subdir, instance_id)
     except (KeyError, ValueError):

@@ -13,15 +13,18 @@ view picks, per model, whichever of the two it covers better.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import duckdb
 
+from warehouse.fit import FitRequest, fit_and_store
 from warehouse.pace_bench import METHOD as IMPORTED_METHOD
 
 
 @dataclass
-class Prediction:
+class TargetPrediction:
+    """One target's predicted score of a model, as the `predictions` view gives it."""
     target: str
     predicted: float
     low: float | None
@@ -38,12 +41,14 @@ class Prediction:
     sources: list[str]
     restricted: bool
     loocv_mae: float | None
+    anchors: int = 0               # agentic anchors the estimate used (method 'anchors'; 0: the sources' answer)
+    prior: str | None = None       # the anchors estimate's prior: metadata | sources | population
 
 
 @dataclass
 class PredictionReport:
     model: str
-    predictions: list[Prediction]
+    predictions: list[TargetPrediction]
     missing_sources: list[str] = field(default_factory=list)   # current-fit sources the model lacks
     restricted_fit: str | None = None                          # the restricted fit used (made or reused)
     made_fit: bool = False                                      # True when this call fitted it
@@ -65,8 +70,6 @@ def current_fit_settings(con: duckdb.DuckDBPyConnection) -> dict | None:
         FROM current_fits WHERE task = 'abs'""").fetchall()[0]
     if row is None or row[0] is None:
         return None
-    import json
-
     params = json.loads(row[4]) if isinstance(row[4], str) else (row[4] or {})
     sources = row[2]
     if sources is None:      # a fit made before sources were recorded: every source benchmark of its time
@@ -100,8 +103,6 @@ def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str
     its restricted fit is a fit of this warehouse's own, with ``pace fit``'s defaults (method
     ``default``, count 100, B 300, seed 42) on ``sources``, trained on the models here with target scores.
     """
-    from warehouse.fit import FitRequest, fit_and_store
-
     current = {} if settings["method"] == IMPORTED_METHOD else {
         "method": settings["method"], "count": settings["count"], "B": settings["B"], "seed": settings["seed"]}
     req = FitRequest(**current, sources=sources, targets=settings["targets"], level=settings["level"],
@@ -122,18 +123,22 @@ def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str
     return report
 
 
-def read_predictions(con: duckdb.DuckDBPyConnection, model: str, *, restrict: bool = True) -> list[Prediction]:
+def read_predictions(con: duckdb.DuckDBPyConnection, model: str, *, restrict: bool = True) -> list[TargetPrediction]:
     """``model``'s rows of ``predictions`` (``restrict=False``: of the current fits only)."""
     source = "predictions AS p" if restrict else "fit_predictions AS p"
+    extra = "p.anchors, p.prior" if restrict else "0, NULL"
     rows = con.execute(f"""
         SELECT p.target, p.predicted, p.low, p.high, p.coverage, p.n_scored, p.n_instances, p.method, p.fit_id,
-               p.ability, p.ability_distance, p.out_of_range, p.range_side, p.sources, p.restricted, f.loocv_mae
-        FROM {source} JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
+               p.ability, p.ability_distance, p.out_of_range, p.range_side, p.sources, p.restricted,
+               CASE WHEN p.method = 'anchors' THEN NULL ELSE f.loocv_mae END, {extra}
+        FROM {source}
+        LEFT JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
         WHERE p.model = ?{'' if restrict else ' AND NOT p.restricted'} ORDER BY p.target""", [model]).fetchall()
-    return [Prediction(*r[:13], list(r[13] or []), bool(r[14]), r[15]) for r in rows]
+    return [TargetPrediction(*r[:13], list(r[13] or []), bool(r[14]), r[15], int(r[16] or 0), r[17])
+            for r in rows]
 
 
-def out_of_range_note(model: str, predictions: list[Prediction]) -> str | None:
+def out_of_range_note(model: str, predictions: list[TargetPrediction]) -> str | None:
     """One sentence when the model's source ability lies outside the training models' range."""
     far = [p for p in predictions if p.out_of_range]
     if not far:

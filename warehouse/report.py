@@ -91,7 +91,7 @@ def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
     """The latest stored Goal A LOOCV run per (method, split), with its metrics per target (MAE and
     Spearman from ``loocv_metrics``; coverage: the share of held-out truths inside the ``level``
     interval built from the run's other residuals, on the method's scale)."""
-    from models.link import logit
+    from models.default.link import logit
     from warehouse.fit import loo_interval_coverage
 
     runs = _rows(con, """

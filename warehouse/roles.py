@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest import derived
+from warehouse.errors import UserError
 
-#: instance_stats correlates each source instance with at most this many targets (sql/015)
+
+#: instance_stats correlates each source instance with at most this many targets (sql/095)
 MAX_TARGETS = 8
 
 
 def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
     """Give ``benchmark`` the role ``role``, and recompute the stored collapsed cells (only source cells
     can be collapsed) and summaries in the same transaction. A target past :data:`MAX_TARGETS` is refused."""
-    from ingest.derived import refresh as refresh_derived
-    from warehouse.errors import UserError
-
     if role == "target":
         others = con.execute("SELECT count(*) FROM benchmarks WHERE role = 'target' AND benchmark <> ?",
                              [benchmark]).fetchone()[0]
@@ -24,7 +24,7 @@ def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("INSERT OR REPLACE INTO benchmarks VALUES (?, ?)", [benchmark, role])
-        refresh_derived(con)
+        derived.refresh(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

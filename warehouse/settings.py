@@ -10,6 +10,9 @@ import os
 from contextvars import ContextVar
 from pathlib import Path
 
+from models.common.folds import KFOLD_ABOVE
+from warehouse.errors import UserError
+
 DEFAULT_DB = "pace.duckdb"
 DEFAULT_RESULTS = Path("results") / "standardized_results"
 
@@ -67,10 +70,26 @@ def jobs() -> int:
     except ValueError:
         n = 0
     if n < 1:
-        from warehouse.errors import UserError
-
         raise UserError(f"{JOBS_ENV}={value!r} is not a positive integer (worker threads, e.g. {JOBS_ENV}=2)")
     return n
+
+
+KFOLD_ABOVE_ENV = "PACE_KFOLD_ABOVE"
+
+
+def kfold_above() -> int:
+    """Above this many training models tuning and interval residuals use K-fold, not leave-one-out:
+    ``$PACE_KFOLD_ABOVE``, else ``models.common.folds.KFOLD_ABOVE``."""
+    value = os.environ.get(KFOLD_ABOVE_ENV)
+    if not value:
+        return KFOLD_ABOVE
+    try:
+        parsed = int(value)
+    except ValueError:
+        parsed = -1
+    if parsed < 2:
+        raise ValueError(f"{KFOLD_ABOVE_ENV} must be an integer >= 2, not {value!r}")
+    return parsed
 
 
 def results_path(explicit: str | os.PathLike | None = None) -> Path | None:

@@ -1,4 +1,4 @@
-"""A small SQL prompt on a warehouse connection (so the Python UDFs are available too)."""
+"""A small SQL prompt on a warehouse connection (every view and macro available)."""
 from __future__ import annotations
 
 import duckdb

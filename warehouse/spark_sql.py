@@ -7,16 +7,27 @@ sqlglot: where sqlglot cannot say a view's meaning in Spark SQL, the view's own 
 (for example ``current_fits`` avoids ``QUALIFY``, which sqlglot rewrites with a helper column that
 would leak into ``SELECT *``). :func:`to_spark` refuses any output that introduces such a helper
 name, so a new view that needs the same treatment fails loudly, here and in the tests.
+
+The formulas the views share are DuckDB scalar macros (``CREATE MACRO pace_expit(z) AS ...``, stored in
+the warehouse file, so any DuckDB client has them); Spark has no such macros, so :func:`to_spark` writes
+each call out as the macro's body (:func:`expand_macros`): the formula is still written once, in ``sql/``.
 """
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
 
 from warehouse.connect import sql_files
 
 READ, WRITE = "duckdb", "spark"
 EXPORT_VARIABLE = "pace_export"          # ${pace_export}: the export folder, set by the caller
 _VIEW = re.compile(r"^CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\b", re.I | re.M)
+_SCALAR_MACRO = re.compile(r"^CREATE\s+OR\s+REPLACE\s+MACRO\s+(\w+)\s*\(([^)]*)\)\s+AS\s+(?!TABLE\b)(.*?);?\s*\Z",
+                           re.I | re.S | re.M)
 # names sqlglot makes up when it rewrites a construct (QUALIFY -> _w, subqueries -> _t / _q / _u ...)
 _HELPER = re.compile(r"(?<![\w.`'])_[a-z](?:_\d+)?\b")
 
@@ -40,18 +51,49 @@ def view_sources() -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def scalar_macros() -> dict[str, tuple[tuple[str, ...], exp.Expression]]:
+    """macro name -> (its parameters, its body) of every scalar macro in ``sql/``."""
+    out = {}
+    for path in sql_files():
+        m = _SCALAR_MACRO.search(_strip_comments(path.read_text(encoding="utf-8")))
+        if m:
+            params = tuple(p.strip() for p in m.group(2).split(",") if p.strip())
+            out[m.group(1).lower()] = (params, sqlglot.parse_one(m.group(3), read=READ))
+    return out
+
+
+def expand_macros(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with every call of a ``sql/`` scalar macro replaced by the parenthesised macro body (its
+    parameters replaced by the parenthesised arguments), calls inside the arguments or the bodies included.
+    The body keeps its parentheses: ``y * anchor_log_p(z, s)`` must not become ``y * ln(1 - s) + ...``."""
+    macros = scalar_macros()
+
+    def call(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, exp.Anonymous) or node.name.lower() not in macros:
+            return node
+        params, body = macros[node.name.lower()]
+        if len(params) != len(node.expressions):
+            raise NotTranspilable(f"{node.name}() takes {len(params)} arguments, not {len(node.expressions)}")
+        args = dict(zip(params, node.expressions))
+        return exp.Paren(this=body.copy().transform(lambda n: exp.Paren(this=args[n.name].copy())
+                                                    if isinstance(n, exp.Column) and not n.table and n.name in args
+                                                    else n))
+
+    while any(isinstance(n, exp.Anonymous) and n.name.lower() in macros for n in tree.walk()):
+        tree = tree.transform(call)
+    return tree
+
+
 def to_spark(name: str, sources: dict[str, str] | None = None) -> str:
     """The view ``name`` as a Spark ``CREATE OR REPLACE TEMPORARY VIEW`` statement."""
-    import sqlglot
-    from sqlglot.errors import ErrorLevel, SqlglotError
-
     sources = view_sources() if sources is None else sources
     if name not in sources:
         raise NotTranspilable(f"no view {name!r} in sql/")
     original = sources[name]
     try:
-        (out,) = sqlglot.transpile(original, read=READ, write=WRITE, pretty=True,
-                                   unsupported_level=ErrorLevel.RAISE)
+        out = expand_macros(sqlglot.parse_one(original, read=READ)).sql(
+            dialect=WRITE, pretty=True, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as exc:
         raise NotTranspilable(f"{name}: sqlglot cannot write it for Spark: {str(exc).splitlines()[0]}") from None
     made_up = sorted(set(_HELPER.findall(out)) - set(_HELPER.findall(original)))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest.derived import mark_stale, refresh_stale
+from ingest.lake import lake_drift, sync_lake
 from warehouse.errors import UserError
 
 #: statement types that change nothing stored (SET / RESET / USE change session settings; MULTI is
@@ -32,8 +34,6 @@ def writes(con: duckdb.DuckDBPyConnection, query: str) -> bool:
 def before_write(con: duckdb.DuckDBPyConnection, query: str) -> None:
     """Before ad-hoc SQL that may write: mark the stored collapsed cells stale (committed), so that a
     process killed before :func:`after_write` leaves them to be recomputed by the next open."""
-    from ingest.derived import mark_stale
-
     if writes(con, query):
         mark_stale(con)
 
@@ -56,9 +56,6 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     """After ad-hoc writes, bring the lake back in step with ``scores`` (only what differs) and
     recompute the stored collapsed cells if :func:`before_write` marked them (ad-hoc SQL can change any
     benchmark's rows or role, or the table itself: all of it is recomputed)."""
-    from ingest.derived import refresh_stale
-    from ingest.lake import lake_drift, sync_lake
-
     try:            # a transaction the SQL left open is never committed (closing rolls it back): end it
         con.execute("ROLLBACK")         # now, so the lake and the stored cells follow what is committed
     except duckdb.TransactionException:

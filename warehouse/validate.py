@@ -3,6 +3,7 @@ names the flag, the bad value and what is allowed, before any work is done or an
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Optional, Sequence
 
 import duckdb
@@ -57,8 +58,6 @@ def choice(value: str, flag: str, allowed: Sequence[str]) -> str:
 
 def split_name(value: str) -> str:
     """--split: loo, family, low-K or high-K with K a positive integer."""
-    import re
-
     if not re.match(r"^(loo|family|(low|high)-[1-9][0-9]*)$", value or ""):
         raise UserError(f"--split {value!r} is not one of: loo, family, low-K, high-K (K a positive integer, "
                         "e.g. low-3)")

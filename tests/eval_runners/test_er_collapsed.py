@@ -21,7 +21,7 @@ CELL = ("m1", "aime25", "exact_match", "", "near_zero")
 def db(tmp_path):
     """aime25 as a source benchmark that three other models solve."""
     path = tmp_path / "w.duckdb"
-    con = connect(path, udfs=False)
+    con = connect(path)
     import_pack(con, aime_pack(tmp_path))
     con.execute("INSERT INTO benchmarks VALUES ('aime25', 'source')")
     for model in ("a", "b", "c"):
@@ -43,7 +43,7 @@ def _cells(con):
 
 
 def test_a_run_recomputes_the_cells_it_changed(db, chat_server):
-    con = connect(db, udfs=False)
+    con = connect(db)
     assert _cells(con) == set()
     summary = _run(con, chat_server)
     assert summary.rows_written == 4
@@ -53,7 +53,7 @@ def test_a_run_recomputes_the_cells_it_changed(db, chat_server):
 
 
 def test_a_run_killed_between_commit_and_lake_is_finished_by_the_next_open(db, chat_server, monkeypatch):
-    con = connect(db, udfs=False)
+    con = connect(db, )
     kill_at(monkeypatch, eval_runners.writes, "sync_lake")
     with pytest.raises(Killed):
         _run(con, chat_server)
@@ -61,13 +61,13 @@ def test_a_run_killed_between_commit_and_lake_is_finished_by_the_next_open(db, c
     assert pending(con) == ["aime25"]                                # the lake step is marked, not done
     con.close()
     monkeypatch.undo()
-    con = connect(db, udfs=False)                                    # a write open finishes it
+    con = connect(db, )                                    # a write open finishes it
     assert pending(con) == [] and lake_drift(con) == {}
     con.close()
 
 
 def test_a_run_killed_inside_a_batch_leaves_nothing_half_written(db, chat_server, monkeypatch):
-    con = connect(db, udfs=False)
+    con = connect(db)
     kill_at(monkeypatch, eval_runners.writes, "refresh_derived")
     with pytest.raises(Killed):
         _run(con, chat_server)

@@ -12,7 +12,7 @@ def test_synthetic_warehouse_to_full_coverage(tmp_path, chat_server):
     from ingest.load import ingest_tree
     from ingest.synthetic import generate_tree
     generate_tree(tmp_path / "tree", n_models=4, seed=1, scale=0.02)
-    con = connect(tmp_path / "w.duckdb", udfs=False)
+    con = connect(tmp_path / "w.duckdb")
     ingest_tree(con, tmp_path / "tree", tmp_path / "lake")
     ids = [r[0] for r in con.execute("""SELECT DISTINCT instance_id FROM scores WHERE benchmark = 'ifeval'
                                         ORDER BY instance_id LIMIT 3""").fetchall()]

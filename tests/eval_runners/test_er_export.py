@@ -13,7 +13,7 @@ from warehouse.connect import connect
 
 def test_export_holds_responses_and_grades_without_secrets(tmp_path, chat_server):
     db = tmp_path / "w.duckdb"
-    con = connect(db, udfs=False)
+    con = connect(db)
     import_pack(con, aime_pack(tmp_path))
 
     def script(body, srv):

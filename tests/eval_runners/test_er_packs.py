@@ -6,7 +6,8 @@ from typer.testing import CliRunner
 from er_chat_server import completion
 from er_helpers import KEY
 from eval_runners.cli import standalone_app
-from eval_runners.packs import PackError, build_pack, import_pack, read_pack
+from eval_runners.builders import build_pack
+from eval_runners.packs import PackError, import_pack, read_pack
 from eval_runners.pricing import PriceTable
 from eval_runners.run import RunOptions, run_plan
 from eval_runners.secrets import Credentials
@@ -97,7 +98,7 @@ def test_import_is_idempotent_and_checks_hashes(tmp_path):
     src = tmp_path / "a.jsonl"
     src.write_text(json.dumps(ROWS["aime25"][0]))
     out, _ = build_pack("aime25", src, tmp_path / "p.jsonl")
-    con = connect(tmp_path / "w.duckdb", udfs=False)
+    con = connect(tmp_path / "w.duckdb")
     assert import_pack(con, out) == {"new": 1, "updated": 0, "unchanged": 0}
     assert import_pack(con, out) == {"new": 0, "updated": 0, "unchanged": 1}
     bad = tmp_path / "bad.jsonl"
@@ -131,7 +132,7 @@ def test_cli_build_import_list_and_dedup_run(tmp_path, chat_server):
                                           "prompt_level_loose_acc", "inst_level_loose_acc")]
     plan += [("repobench", "repobench_if_python_exact_match", "repobench_0"),
              ("repobench", "repobench_if_python_edit_similarity", "repobench_0")]
-    con = connect(db, udfs=False)
+    con = connect(db)
     s = run_plan(con, "m2", plan, credentials=Credentials(srv.url, KEY),
                  options=RunOptions(progress=False, prices=PriceTable()))
     assert len(srv.requests) == 2 and s.paid_calls == 2 and s.cost_known is False

@@ -23,7 +23,7 @@ from warehouse.errors import UserError
 def _committed(db):
     """(answers stored, runner score rows) as a reader sees them, or None while the file is held."""
     try:
-        con = connect(db, udfs=False, read_only=True, wait=0)
+        con = connect(db, read_only=True, wait=0)
     except UserError:
         return None
     try:
@@ -38,7 +38,7 @@ def fitted(tmp_path_factory):
     folder = tmp_path_factory.mktemp("readers")
     db, summary = synthetic_warehouse(folder, n_models=6, seed=3, scale=0.1)
     Warehouse(db).fit(method="instance", task="abs", sources="planbench ifeval", count=10, B=5, intervals=False)
-    con = connect(db, udfs=False)
+    con = connect(db, )
     import_pack(con, aime_pack(folder, 5))
     con.close()
     write_plan_csv(folder / "plan.csv", aime_plan(5))
@@ -68,7 +68,7 @@ def test_status_predict_sql_plan_work_while_a_run_waits_for_the_endpoint(fitted,
         assert sql.exit_code == 0 and json.loads(sql.stdout) == [{"n": fast}], sql
         plan = run_pace("plan", "m1", "--db", db)
         assert plan.exit_code == 0, plan
-        with connect(db, udfs=False, read_only=True) as con:               # every batch leaves the cells right
+        with connect(db, read_only=True) as con:               # every batch leaves the cells right
             assert collapsed.drift(con) == {} and not collapsed.is_stale(con)
         assert run.poll() is None                                           # the run went on meanwhile
     finally:
@@ -78,7 +78,7 @@ def test_status_predict_sql_plan_work_while_a_run_waits_for_the_endpoint(fitted,
     assert run.returncode == 0, err.decode()
     summary = json.loads(out)
     assert summary["status"] == "done" and summary["paid_calls"] == 5 and summary["rows_written"] == 5
-    con = connect(db, udfs=False, read_only=True)
+    con = connect(db, read_only=True)
     try:
         assert con.execute("SELECT status, n_paid FROM runs WHERE model = 'm1'").fetchall() == [("done", 5)]
         assert con.execute("SELECT count(*) FROM scores WHERE model = 'm1'").fetchone()[0] == 5

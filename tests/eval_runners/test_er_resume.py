@@ -19,7 +19,7 @@ from warehouse.errors import UserError
 
 def _setup(tmp_path, n):
     db = tmp_path / "w.duckdb"
-    con = connect(db, udfs=False)
+    con = connect(db)
     import_pack(con, aime_pack(tmp_path, n))
     con.close()
     plan = tmp_path / "plan.csv"
@@ -44,7 +44,7 @@ def _env():
 def _stored(db):
     """(answers stored, score rows) as a reader sees them while a run may be working."""
     try:
-        con = connect(db, udfs=False, read_only=True)
+        con = connect(db, read_only=True)
     except UserError:                        # the run is storing a batch right now
         return None
     try:
@@ -78,7 +78,7 @@ def test_kill9_midway_then_resume(tmp_path, chat_server):
     out1, err1 = p.communicate(timeout=10)
     assert p.returncode == -signal.SIGKILL
 
-    con = connect(db, udfs=False)
+    con = connect(db)
     stored = con.execute("SELECT count(*) FROM responses WHERE error IS NULL").fetchone()[0]
     scored = con.execute("SELECT count(*) FROM scores").fetchone()[0]
     con.close()
@@ -95,7 +95,7 @@ def test_kill9_midway_then_resume(tmp_path, chat_server):
     assert f"marked run {summary['stale_runs'][0]['run_id']} (m1) interrupted" in r.stderr.decode()
     assert set(srv.answered.values()) == {1} and len(srv.answered) == n     # no prompt paid twice
 
-    con = connect(db, udfs=False)
+    con = connect(db)
     assert con.execute("SELECT count(*), count(DISTINCT instance_id), sum(score) FROM scores").fetchone() == (n, n, n)
     assert con.execute("""SELECT count(*) FROM (SELECT model, benchmark, subdir, instance_id FROM scores
                           GROUP BY ALL HAVING count(*) > 1)""").fetchone()[0] == 0
@@ -138,7 +138,7 @@ def _run(tmp_path, srv, n, *extra):
 
 
 def _db_rows(tmp_path, sql):
-    con = connect(tmp_path / "w.duckdb", udfs=False)
+    con = connect(tmp_path / "w.duckdb")
     try:
         return con.execute(sql).fetchall()
     finally:

@@ -24,7 +24,7 @@ PRICES = PriceTable.from_mapping({"models": {"m1": {"input": 3.0, "output": 15.0
 
 @pytest.fixture
 def con(tmp_path):
-    c = connect(tmp_path / "w.duckdb", udfs=False)
+    c = connect(tmp_path / "w.duckdb")
     import_pack(c, aime_pack(tmp_path))
     yield c
     c.close()
@@ -338,13 +338,13 @@ def test_old_warehouse_migrated_forward(tmp_path, chat_server):
                 "1, 1, 0, 0.1, 0.0, 1, NULL, 'exact_number', '1', now())")
     old.close()
     for _ in range(2):                                            # re-applying the schema is a no-op
-        c = connect(db, udfs=False)
+        c = connect(db)
         cols = {r[0] for r in c.execute("DESCRIBE runs").fetchall()}
         assert {"n_failed", "n_not_run", "detail", "pid", "host", "pid_started", "heartbeat_at"} <= cols
         assert {"error_kind", "note"} <= {r[0] for r in c.execute("DESCRIBE responses").fetchall()}
         assert c.execute("SELECT count(*) FROM responses WHERE request_hash = 'h0'").fetchone()[0] == 1
         c.close()
-    c = connect(db, udfs=False)
+    c = connect(db)
     import_pack(c, aime_pack(tmp_path, 2))
     srv = chat_server(aime_script())
     s = run_plan(c, "m1", aime_plan(2), credentials=creds(srv), options=opts())
@@ -356,13 +356,19 @@ def test_old_warehouse_migrated_forward(tmp_path, chat_server):
 # ------------------------------------------------------------------------------ CLI validation
 def _cli(args, env=None):
     from warehouse.cli import app
-    return CliRunner().invoke(app, args, env={"PACE_DB": None, "API_KEY": None, "BASE_URL": None, **(env or {})})
+    from warehouse.errors import audience
+
+    speaking = audience.set("cli")              # as warehouse.cli.main does: errors name the flags
+    try:
+        return CliRunner().invoke(app, args, env={"PACE_DB": None, "API_KEY": None, "BASE_URL": None, **(env or {})})
+    finally:
+        audience.reset(speaking)
 
 
 @pytest.fixture
 def cli_db(tmp_path):
     db = tmp_path / "w.duckdb"
-    c = connect(db, udfs=False)
+    c = connect(db)
     import_pack(c, aime_pack(tmp_path, 2))
     c.close()
     write_plan_csv(tmp_path / "plan.csv", aime_plan(2))
@@ -370,7 +376,7 @@ def cli_db(tmp_path):
 
 
 def _db_counts(db):
-    c = connect(db, udfs=False)
+    c = connect(db)
     try:
         return [c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "responses", "scores")]
     finally:
@@ -388,7 +394,7 @@ def test_model_name_trimmed_and_empty_refused(cli_db, tmp_path, chat_server):
     assert r.exit_code == 0, r.output
     r = _cli(["run", "Kimi-K2.5", *base])                         # the same model: nothing left to do
     assert r.exit_code == 0 and len(srv.requests) == 2
-    c = connect(cli_db, udfs=False)
+    c = connect(cli_db)
     assert c.execute("SELECT DISTINCT model FROM scores").fetchall() == [("Kimi-K2.5",)]
     assert {m for (m,) in c.execute("SELECT model FROM runs").fetchall()} == {"Kimi-K2.5"}
     for bad in ("", " Kimi-K2.5 "):                               # the API refuses rather than guesses

@@ -61,7 +61,7 @@ def test_redirect_to_another_host_stops_the_run_with_one_line(tmp_path, chat_ser
     other = chat_server(lambda b, s: completion("stolen"))
     redirecting = chat_server(_redirect_to(other.url.replace("127.0.0.1", "localhost") + "/v1/chat/completions"))
     db = tmp_path / "w.duckdb"
-    con = connect(db, udfs=False)
+    con = connect(db, )
     import_pack(con, aime_pack(tmp_path, 3))
     con.close()
     write_plan_csv(tmp_path / "plan.csv", aime_plan(3))
@@ -72,7 +72,7 @@ def test_redirect_to_another_host_stops_the_run_with_one_line(tmp_path, chat_ser
     host = "localhost:" + other.url.rsplit(":", 1)[1]
     assert len(lines) == 1 and host in lines[0] and "not followed" in lines[0], r
     assert KEY not in r.output
-    con = connect(db, udfs=False, read_only=True)
+    con = connect(db, read_only=True)
     assert con.execute("SELECT status, n_failed, n_not_run FROM runs").fetchall() == [("failed", 1, 2)]
     assert con.execute("SELECT error_kind FROM responses").fetchall() == [("redirect",)]
     con.close()
@@ -111,7 +111,7 @@ def test_credentials_in_a_reply_or_an_error_are_never_stored(tmp_path, chat_serv
             return error(400, f"bad request, you sent {LEAKY}")
         return completion(f"I saw {LEAKY} somewhere; so \\boxed{{{i + 100}}}")
     srv = chat_server(script)
-    con = connect(tmp_path / "w.duckdb", udfs=False)
+    con = connect(tmp_path / "w.duckdb", )
     import_pack(con, aime_pack(tmp_path, 3))
     summary = run_plan(con, "m1", aime_plan(3), credentials=Credentials(srv.url, KEY, "flag"),
                        options=RunOptions(progress=False, timeout=5, max_retries=0))
@@ -145,7 +145,7 @@ def test_cli_negative_price_is_one_line_naming_the_file_and_entry(tmp_path, chat
     srv = chat_server(lambda b, s: completion("x"))
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"models": {"m1": {"input": -5, "output": 1}}}))
-    connect(tmp_path / "w.duckdb", udfs=False).close()
+    connect(tmp_path / "w.duckdb", ).close()
     r = run_pace("run", "m1", "--db", tmp_path / "w.duckdb", "--prices", prices, "--base-url", srv.url,
                  "--api-key", KEY)
     assert r.exit_code == 2 and srv.requests == []
@@ -165,7 +165,7 @@ def test_credentials_in_the_base_url_are_refused(url):
 def test_cli_base_url_with_user_password_sends_nothing(tmp_path, chat_server):
     srv = chat_server(lambda b, s: completion("x"))
     db = tmp_path / "w.duckdb"
-    con = connect(db, udfs=False)
+    con = connect(db, )
     import_pack(con, aime_pack(tmp_path, 2))
     con.close()
     write_plan_csv(tmp_path / "plan.csv", aime_plan(2))

@@ -146,7 +146,7 @@ def lake_rows(db: Path) -> list[tuple]:
 
 def assert_lake_in_step(db: Path) -> None:
     """The lake, and the stores derived from scores (collapsed cells, counters, instance_stats), equal scores."""
-    con = connect(db, udfs=False, refresh_collapsed=False)
+    con = connect(db, refresh_collapsed=False)
     try:
         assert lake_drift(con) == {}
         assert derived.stale(con) == [] and derived.drift(con) == {}
@@ -245,7 +245,7 @@ def test_views_say_sensible_things_about_the_new_models(trees):
     assert means[("Beta-2", "commit0")][:2] == [2, 2]
     assert ("Zeta-1", "gaia") not in means
     # source-based folds leave out models without source rows
-    con = connect(db, udfs=False)
+    con = connect(db, )
     try:
         labelled = {m for (m,) in con.execute("SELECT model FROM split_folds('loo')").fetchall()}
         coverage = con.execute("SELECT count(*), max(coverage) FROM coverage WHERE model = 'Delta-4' "

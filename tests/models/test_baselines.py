@@ -5,7 +5,7 @@ import numpy as np
 
 from models.baselines import (benchmark_averages, loocv_benchmark_ridge, loocv_random_c,
                               loocv_train_mean)
-from models.results import AbsResult
+from models.common.results import AbsResult
 from tests.models.test_default import make_data
 
 

@@ -1,4 +1,4 @@
-"""The chunked path of ``models.basis`` (large training blocks) and the exact shortcuts of the fit at scale:
+"""The chunked path of ``models.default.basis`` (large training blocks) and the exact shortcuts of the fit at scale:
 the same basis as the dense path, bases shared inside one fit, prefix orders, pair soft labels from one
 matrix, chunked ability inputs."""
 from __future__ import annotations
@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from models import basis as basis_mod
-from models import shrinkage
-from models.autotune import DefaultGrid
-from models.basis import LEADING, TrainingBasis, shared_bases, training_basis
-from models.default_fold import AbsTargetFit
-from models.embeddings import inductive_projection
-from models.pairwise import pair_values, soft_labels_half, win_matrix
-from models.selection import order_desc_stable
-from models.spearman import average_ranks, average_ranks_few_values, normalized_ranks
+from models.default import basis as basis_mod
+from models.default import shrinkage
+from models.common.autotune import DefaultGrid
+from models.default.basis import LEADING, TrainingBasis, shared_bases, training_basis
+from models.default.goal_a_fold import AbsTargetFit
+from models.common.embeddings import inductive_projection
+from models.pair.pairwise import pair_values, soft_labels_half, win_matrix
+from models.common.selection import order_desc_stable
+from models.common.spearman import average_ranks, average_ranks_few_values, normalized_ranks
 
 
 def block(m=48, S=3000, seed=0):
@@ -227,8 +227,8 @@ def test_chunked_ability_inputs_equal_the_dense_ones(monkeypatch):
 
 
 def test_pair_logistic_on_margins_is_the_pair_design_optimum():
-    from models.pair_regress import fit_logit_newton, fit_logit_pairs
-    from models.pairwise import pair_index
+    from models.pair.regress import fit_logit_newton, fit_logit_pairs
+    from models.pair.pairwise import pair_index
 
     rng = np.random.default_rng(12)
     m = 30

@@ -4,7 +4,7 @@ Every public driver of the compat pair and default methods must run with one BLA
 matrices are tiny; more threads only add synchronisation — the compat pair path ran ~3× slower
 when ``single_blas`` sat on a helper instead of ``loocv_pair_frozen``). The compat Goal A drivers
 deliberately keep the caller's threads: their reference figures were measured that way (see the
-``models.compat`` docstring). Each driver is run on tiny data under a 2-thread BLAS limit while a
+``models.compat.goal_a`` docstring). Each driver is run on tiny data under a 2-thread BLAS limit while a
 spy on ``np.linalg.svd`` records how many threads BLAS had at that moment.
 """
 from __future__ import annotations
@@ -15,9 +15,13 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from models import compat, default, nested, pair, pair_default
-from models.autotune import DefaultGrid, PairGrid
-from models.configs import AbsConfig, DefaultPairConfig, PairConfig
+from models.compat import goal_a as compat
+from models.default import goal_a as default
+from models.compat import nested
+from models.compat import goal_b as pair
+from models.default import goal_b as pair_default
+from models.common.autotune import DefaultGrid, PairGrid
+from models.common.configs import AbsConfig, DefaultPairConfig, PairConfig
 
 #: drivers that must limit BLAS to one thread
 SINGLE = {"pair.loocv_pair_frozen", "pair.loocv_pair_autotune", "pair.fit_pair",
@@ -32,12 +36,13 @@ def _public_drivers():
     """module.name of every ``loocv_*`` / ``fit_*`` function of the source matrix X that a driver
     module defines and exports."""
     out = set()
-    for mod in (compat, nested, pair, default, pair_default):
+    for alias, mod in (("compat", compat), ("nested", nested), ("pair", pair), ("default", default),
+                       ("pair_default", pair_default)):
         for name in mod.__all__:
             fn = inspect.unwrap(getattr(mod, name))
             if (name.startswith(("loocv_", "fit_")) and fn.__module__ == mod.__name__
                     and next(iter(inspect.signature(fn).parameters)) == "X"):
-                out.add(f"{mod.__name__.split('.')[-1]}.{name}")
+                out.add(f"{alias}.{name}")
     return out
 
 

@@ -1,9 +1,9 @@
-"""Synthetic end-to-end tests of models.compat (no real data)."""
+"""Synthetic end-to-end tests of models.compat.goal_a (no real data)."""
 import numpy as np
 
-from models import compat
-from models.configs import DEFAULT_A_CONFIG, AbsConfig, frozen_abs_configs
-from models.embeddings import global_projection, global_svd_vt, local_basis
+from models.compat import goal_a as compat
+from models.common.configs import DEFAULT_A_CONFIG, AbsConfig, frozen_abs_configs
+from models.common.embeddings import global_projection, global_svd_vt, local_basis
 
 
 def _synthetic(seed=0, n=14, S=600, N=(40, 60)):
@@ -83,7 +83,7 @@ def test_fit_all_weights_reproduce_predictions():
     cfg = {"t": AbsConfig(0.4, 3, 4, 0.5)}
     r = compat.fit_abs(X, Y, P, ["t"], count=40, B=25, configs=cfg, weight_mode="predictor")
     fs = r.selections[0]
-    from models.pooling import bootstrap_labels, fit_seed, pooled_stats
+    from models.common.pooling import bootstrap_labels, fit_seed, pooled_stats
     st = pooled_stats(bootstrap_labels(P[0], 25, fit_seed(42, 0)))
     lin = np.full(n, st.ybar)
     for side in (fs.H, fs.D):

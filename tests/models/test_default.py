@@ -1,16 +1,16 @@
-"""``models.default``: honest (nested, inductive, masked, deterministic) Goal A method."""
+"""``models.default.goal_a``: honest (nested, inductive, masked, deterministic) Goal A method."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from models.autotune import DefaultGrid
-from models.basis import TrainingBasis
-from models.configs import AbsConfig
-from models.default import fit_abs_default, loocv_abs_default
-from models.default_fold import AbsTargetFit
-from models.inputs import target_means
-from models.results import AbsResult
+from models.common.autotune import DefaultGrid
+from models.default.basis import TrainingBasis
+from models.common.configs import AbsConfig
+from models.default.goal_a import fit_abs_default, loocv_abs_default
+from models.default.goal_a_fold import AbsTargetFit
+from models.common.inputs import target_means
+from models.common.results import AbsResult
 
 SMALL = DefaultGrid(q=(0.0, 0.5, 1.0), nc=(1, 2, 8), m=(0.0, 0.5, 1.0))
 
@@ -179,7 +179,7 @@ def test_nested_false_uses_one_config_per_target():
 
 
 def test_nested_compat_config_ignores_heldout_target():
-    from models.nested import loocv_abs_autotune_nested
+    from models.compat.nested import loocv_abs_autotune_nested
 
     X, P, targets = make_data(n=7, S=120, T=1, N=30)
     Xz = np.nan_to_num(X)

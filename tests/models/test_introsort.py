@@ -5,14 +5,14 @@ from pathlib import Path
 
 import numpy as np
 
-from models.introsort import introsort_argsort, introsort_argsort_tail, top_desc
+from models.common.introsort import introsort_argsort, introsort_argsort_tail, top_desc
 
 REPO = Path(__file__).resolve().parents[2]
 
 _CHECK = r"""
 import numpy as np, sys
 sys.path.insert(0, sys.argv[1])
-from models.introsort import introsort_argsort, introsort_argsort_tail
+from models.common.introsort import introsort_argsort, introsort_argsort_tail
 rng = np.random.default_rng(0)
 bad = 0
 for trial in range(240):

@@ -1,13 +1,13 @@
-"""K-fold tuning above the model-count threshold (models/folds.py KFOLD_ABOVE): with K equal to the number
+"""K-fold tuning above the model-count threshold (models/common/folds.py KFOLD_ABOVE): with K equal to the number
 of models it is leave-one-out, so the K-fold code must reproduce the leave-one-out fits exactly."""
 from __future__ import annotations
 
 import numpy as np
 
-from models.autotune import DefaultGrid
-from models.default import fit_abs_default
-from models.folds import kfold_sets
-from models.pair_default import fit_pair_default
+from models.common.autotune import DefaultGrid
+from models.default.goal_a import fit_abs_default
+from models.common.folds import kfold_sets
+from models.default.goal_b import fit_pair_default
 
 SMALL = DefaultGrid(q=(0.0, 0.5, 1.0), nc=(1, 2, 8), m=(0.0, 0.5, 1.0))
 

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from models.autotune import (M_GRID, Q_GRID, nc_grid, nonstrict_configs, nonstrict_sweep,
+from models.common.autotune import (M_GRID, Q_GRID, nc_grid, nonstrict_configs, nonstrict_sweep,
                              strict_configs, strict_sweep)
-from models.metrics import (mae, metrics_table, pearson, r2, rowwise_spearman,
+from models.common.metrics import (mae, metrics_table, pearson, r2, rowwise_spearman,
                             spearman)
 
 

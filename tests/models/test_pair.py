@@ -1,13 +1,16 @@
-"""Synthetic tests of models.pair (compat Goal B) and models.pair_default (default Goal B)."""
+"""Synthetic tests of models.compat.goal_b (compat Goal B) and models.default.goal_b (default Goal B)."""
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from models import compat, pair, pair_regress, pairwise
-from models.autotune import PairGrid, pair_sweep_configs
-from models.configs import AbsConfig, PairConfig
-from models.metrics import pair_accuracy, sym_accuracy
-from models.pooling import bootstrap_labels
+from models.compat import goal_a as compat
+from models.compat import goal_b as pair
+from models.pair import regress as pair_regress
+from models.pair import pairwise
+from models.common.autotune import PairGrid, pair_sweep_configs
+from models.common.configs import AbsConfig, PairConfig
+from models.common.metrics import pair_accuracy, sym_accuracy
+from models.common.pooling import bootstrap_labels
 
 
 def _synthetic(seed=0, n=14, S=600, N=(40, 60), binary=True):
@@ -186,7 +189,7 @@ def test_fit_pair_linear_form_reproduces_margins():
 
 
 # --------------------------------------------------------------------------- default Goal B
-from models import pair_default as pdm  # noqa: E402
+from models.default import goal_b as pdm  # noqa: E402
 
 
 def _fP(P):

@@ -1,4 +1,4 @@
-"""Real-data comparison of models.pair (compat Goal B) with the published reference outputs.
+"""Real-data comparison of models.compat.goal_b (compat Goal B) with the published reference outputs.
 
 Reads ``../shared/pace-results`` and ``../shared/reference`` (skips when absent). Runs
 ``pair --count 100 --B 300 --seed 42 --strict-budget --pin-task-a-selection`` (frozen,

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from models.pooling import (bootstrap_labels, fit_seed, loocv_seed, no_bootstrap_stats,
+from models.common.pooling import (bootstrap_labels, fit_seed, loocv_seed, no_bootstrap_stats,
                             pooled_stats)
-from models.regress import goal_a_predict, mix, ols_predict, prefix_weights, spearman_weights
-from models.spearman import spearman_columns
+from models.common.regress import goal_a_predict, mix, ols_predict, prefix_weights, spearman_weights
+from models.common.spearman import spearman_columns
 
 
 def test_seeds():

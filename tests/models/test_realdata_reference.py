@@ -1,4 +1,4 @@
-"""Real-data comparison of models.compat with the published reference outputs.
+"""Real-data comparison of models.compat.goal_a with the published reference outputs.
 
 Reads ``../shared/pace-results`` and ``../shared/reference`` (skips when absent).
 v1–v4: Goal A runs (their pair runs are in test_pair_reference.py); v5 (13 sources): Goal A

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from models.selection import (dpt_top, global_scores, h_top, leverage, leverage_table, order_desc,
+from models.common.selection import (dpt_top, global_scores, h_top, leverage, leverage_table, order_desc,
                               order_desc_stable, positions, py_round, split_budget,
                               strict_joint_select, strict_prefix_length)
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
-from models.ability import ability, fit_ability_scale, leaf_logits
-from models.link import expit, fit_logit_link, logit
-from models.shrinkage import fit_shrunk, instance_centres, leaf_means, predict_folds
+from models.default.ability import ability, fit_ability_scale, leaf_logits
+from models.default.link import fit_logit_link
+from models.default.shrinkage import instance_centres, leaf_means
 
 
 def _abilities_and_leaves(n=30, leaves=12, seed=0):
@@ -72,45 +73,3 @@ def test_instance_centred_leaf_means():
     assert leaf_means(row, leaf, 2)[0, 0] < est       # the plain mean would call it weaker
 
 
-def _weak_tail_problem(seed=0, n=16, tail=4, leaves=10, per_leaf=30):
-    """Source instances and target means from one latent ability; the last ``tail`` models are far weaker."""
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(size=n)
-    theta[n - tail:] = theta[: n - tail].min() - 2.0 + 0.3 * rng.normal(size=tail)
-    difficulty = rng.normal(size=leaves * per_leaf)
-    X = (rng.random((n, leaves * per_leaf)) < expit(theta[:, None] - difficulty[None, :])).astype(float)
-    Y = expit(np.stack([1.2 * theta - 0.3, 0.9 * theta + 0.5], axis=1))
-    return X, Y, np.repeat(np.arange(leaves), per_leaf), theta
-
-
-def test_default_extrapolates_to_a_weak_tail_where_the_training_mean_cannot():
-    X, Y, leaf, _ = _weak_tail_problem()
-    n, tail = X.shape[0], 4
-    labelled = np.arange(n - tail)
-    Ytrain = Y.copy()
-    Ytrain[n - tail:] = np.nan
-    pred = predict_folds(X, Ytrain, ["a", "b"], leaf, 10, [list(range(n - tail, n))], labelled=labelled,
-                         count=40, seed=1)
-    held = np.arange(n - tail, n)
-    err = np.abs(pred[held] - Y[held]).mean()
-    mean_err = np.abs(Y[labelled].mean(axis=0) - Y[held]).mean()
-    assert np.isfinite(pred[held]).all() and np.isnan(pred[labelled]).all()
-    assert err < 0.4 * mean_err                       # most of the gap to the tail is predicted
-
-
-def test_fit_shrunk_gate_moves_toward_the_link_outside_the_range():
-    X, Y, leaf, _ = _weak_tail_problem(seed=2)
-    n, tail = X.shape[0], 4
-    Ytrain = Y.copy()
-    Ytrain[n - tail:] = np.nan
-    fit = fit_shrunk(X, Ytrain, ["a", "b"], leaf, 10, train=np.arange(n - tail), scale_rows=np.arange(n), count=40)
-    proxy = fit.proxies["a"]
-    inside = fit.theta[: n - tail]
-    outside = fit.theta[n - tail:]
-    assert np.all(proxy.distance(inside) == 0) and np.all(proxy.distance(outside) > 0)
-    assert proxy.struct_weight(outside).min() > proxy.struct_weight(inside).max()
-    # the stored pieces reproduce the prediction: expit((1 - w) z_pace + w z_struct)
-    w = proxy.struct_weight(fit.theta)
-    z = (1 - w) * proxy.pace.predict(X) + w * proxy.link.linear(fit.theta)
-    assert np.allclose(expit(z), proxy.predict(X, fit.theta), atol=1e-12)
-    assert logit(proxy.predict(X, fit.theta)).shape == (n,)

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from models.spearman import (average_ranks, normalized_ranks, spearman_columns,
+from models.common.spearman import (average_ranks, normalized_ranks, spearman_columns,
                              tiled_rank_normalized)
-from models.regress import tiled_spearman
-from models.pooling import pooled_stats
+from models.common.regress import tiled_spearman
+from models.common.pooling import pooled_stats
 
 
 def test_average_ranks_matches_scipy():

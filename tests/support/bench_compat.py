@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from models import compat
+from models.compat import goal_a as compat
 
 from .published_loader import load_published
 from .reference import REFERENCE_SOURCES

@@ -1,4 +1,4 @@
-"""Comparison of a ``models.compat`` result with a published reference run (test-only)."""
+"""Comparison of a ``models.compat.goal_a`` result with a published reference run (test-only)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict

@@ -1,7 +1,7 @@
 """Run a reference-comparison module in a subprocess with the reference machine's BLAS kernels.
 
 The kernels must be chosen before numpy loads, hence a fresh interpreter (see
-``models.compat.COMPAT_NUMERICS_ENV``). The module prints one JSON document on stdout.
+``models.compat.goal_a.COMPAT_NUMERICS_ENV``). The module prints one JSON document on stdout.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_in_compat_numerics(module: str, args: list[str], timeout: int) -> dict:
-    from models.compat import COMPAT_NUMERICS_ENV
+    from models.compat.goal_a import COMPAT_NUMERICS_ENV
 
     env = dict(os.environ)
     env.update(COMPAT_NUMERICS_ENV)

@@ -1,7 +1,7 @@
 """Run the compat Goal B pipeline on the reference configurations and compare (test/bench helper).
 
 Usage (prints one JSON document):  python -m tests.support.run_pair_reference [v1 v2 ...]
-Set ``OPENBLAS_CORETYPE=Haswell`` (``models.compat.COMPAT_NUMERICS_ENV``) in the environment
+Set ``OPENBLAS_CORETYPE=Haswell`` (``models.compat.goal_a.COMPAT_NUMERICS_ENV``) in the environment
 *before* the process starts to get the BLAS kernels the reference outputs were produced with.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from models import compat, pair
+from models.compat import goal_a as compat
+from models.compat import goal_b as pair
 
 from .published_loader import load_published
 from .reference import REFERENCE_SOURCES, read_autotune_configs, run_dir

@@ -3,7 +3,7 @@
 Usage (prints one JSON document):  python -m tests.support.run_reference [v1 v2 ...]
 Set ``OPENBLAS_CORETYPE=Haswell`` in the environment *before* the process
 starts to get the BLAS kernels the reference outputs were produced with
-(see ``models.compat.COMPAT_NUMERICS_ENV``).
+(see ``models.compat.goal_a.COMPAT_NUMERICS_ENV``).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from models import compat
+from models.compat import goal_a as compat
 
 from .compare import compare_predictions, selection_overlap
 from .published_loader import load_published

@@ -7,6 +7,7 @@ from ingest.load import ingest_tree
 from ingest.openhands_index import import_index
 from ingest.synthetic import generate_tree
 from tests.helpers import synthetic_warehouse, write_index
+from warehouse.anchors import fit_anchors, store_anchor_fit
 from warehouse.connect import connect
 
 
@@ -42,7 +43,9 @@ def tiny_fitted(tmp_path_factory):
                    WHERE benchmark = 'ifeval' AND model = (SELECT min(model) FROM scores)""")
     sync_lake(con, ["ifeval"])
     sources = ["planbench", "lifbench", "ifeval"]
-    fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=sources))
+    fitted = fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=sources))
+    # the anchors item models, one model left out of them so that anchor_estimates serves it
+    store_anchor_fit(con, fit_anchors(con, fitted.fit_id, exclude=["Orrin-4.5-Pro"], inner_folds=2))
     # a restricted fit, as `pace predict` makes for a model lacking a source benchmark (restricted_fits)
     fit_and_store(con, FitRequest(count=12, B=10, seed=1, sources=["planbench", "ifeval"], tasks=("abs",),
                                   intervals=False, restricted_for="Orrin-4.5-Pro"))

@@ -76,7 +76,7 @@ def test_every_command_has_help_and_db_option():
 
 
 def test_entry_point_picks_compat_kernels_only_for_compat(monkeypatch):
-    from models.compat import COMPAT_NUMERICS_ENV
+    from models.compat.goal_a import COMPAT_NUMERICS_ENV
     from warehouse import entry
 
     assert entry.COMPAT_NUMERICS_ENV == COMPAT_NUMERICS_ENV

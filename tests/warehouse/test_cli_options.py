@@ -118,7 +118,7 @@ def test_a_bad_environment_value_is_one_line_naming_it(db, tmp_path, env, fragme
 
 
 def test_pace_jobs_sets_the_kernel_threads(monkeypatch):
-    from warehouse.kernels import jobs
+    from warehouse.settings import jobs
 
     monkeypatch.setenv("PACE_JOBS", "3")
     assert jobs() == settings.jobs() == 3

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from warehouse.connect import connect
-from warehouse.evaluate import EvalRequest, run_abs, write_predictions_csv
+from warehouse.evaluate import EvalRequest, run_abs
+from warehouse.run_outputs import write_pair_predictions_csv, write_predictions_csv
 from warehouse.matrices import build_matrices, published_arrays
 
 
@@ -99,7 +100,7 @@ def test_sweep_command_writes_one_run_per_budget_and_a_plot(synthetic_db, tmp_pa
 
 def test_masked_truths_are_null_and_skipped_by_metrics_and_plots(con, tmp_path):
     """default masks a model without target rows: NULL actual, excluded from metrics, not drawn."""
-    from warehouse.evaluate import plot_predictions
+    from warehouse.plots import plot_predictions
 
     victim = con.execute("SELECT model FROM model_rows() ORDER BY row LIMIT 1").fetchall()[0][0]
     con.execute("DELETE FROM scores WHERE model = ? AND benchmark = 'gaia'", [victim])
@@ -115,7 +116,7 @@ def test_masked_truths_are_null_and_skipped_by_metrics_and_plots(con, tmp_path):
 
 @pytest.mark.parametrize("method", ["compat", "default"])
 def test_pair_loocv_rows_metrics_and_csv(con, tmp_path, method):
-    from warehouse.evaluate import pair_metrics_rows, run_pair, write_pair_predictions_csv
+    from warehouse.evaluate import pair_metrics_rows, run_pair
 
     run_id = run_pair(con, EvalRequest(method=method, count=30, B=20, seed=1))
     n = con.execute("SELECT len(models) FROM loocv_runs WHERE run_id = ?", [run_id]).fetchall()[0][0]

@@ -176,7 +176,7 @@ def test_export_writes_parquet_and_schema(fitted, tmp_path):
     con = duckdb.connect()
     n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/scores/*/*.parquet', hive_partitioning=true)"
                     ).fetchall()[0][0]
-    assert n == connect(db, read_only=True, udfs=False).execute("SELECT count(*) FROM scores").fetchall()[0][0]
+    assert n == connect(db, read_only=True).execute("SELECT count(*) FROM scores").fetchall()[0][0]
     preds = con.execute(f"SELECT count(*) FROM '{out}/predictions.parquet' WHERE model = ?", [held_out]).fetchall()
     assert preds[0][0] == 4 and "## proxy_weights" in (out / "SCHEMA.md").read_text()
 

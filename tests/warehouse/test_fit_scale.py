@@ -8,7 +8,8 @@ import shutil
 import numpy as np
 import pytest
 
-from models import basis, pair_default_fold
+from models.default import basis
+from models.default import goal_b_fold as pair_default_fold
 from tests.helpers import synthetic_warehouse
 from warehouse.connect import connect
 from warehouse.fit import FitRequest, fit_and_store

@@ -1,5 +1,6 @@
-"""Folds are rows, selection is SQL (issue 11): eval_folds, fold_matrix, fold_selection_scores and the per-fold
-kernel UDFs agree with the kernels they stand for. Synthetic data only (8 models, a small tree)."""
+"""Folds are rows (eval_folds), a fold's inputs are the matrices' rows in its fold_models order, and the
+evaluation is the fit's path: a held-out model's evaluation prediction is what `pace fit` on its fold's
+training models serves for it through the `predictions` view. Synthetic data only (9 models, a small tree)."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_eval_folds_are_rows_per_fold_and_target(con):
     assert max(len(h) for _, h in kfold) - min(len(h) for _, h in kfold) <= 1
 
 
-def test_fold_matrix_holds_the_fold_training_models_first(con):
+def test_fold_matrices_hold_the_fold_training_models_first(con):
     from warehouse.matrices import build_matrices, fold_matrices
 
     whole = build_matrices(con)
@@ -44,107 +45,50 @@ def test_fold_matrix_holds_the_fold_training_models_first(con):
     order = [whole.models.index(name) for name in fold.models]
     assert np.array_equal(fold.X, whole.X[order], equal_nan=True)
     assert all(np.array_equal(a, b[order], equal_nan=True) for a, b in zip(fold.P, whole.P))
-    assert int(con.execute("SELECT len(x) FROM fold_matrix([], NULL, NULL)").fetchone()[0]) == \
+    assert int(con.execute("SELECT count(*) FROM fold_cells([], NULL)").fetchone()[0]) == \
         int(np.isfinite(whole.X).sum())          # sparse: one cell per score, none for a missing one
 
 
-def test_default_evaluation_over_fold_rows_equals_the_kernel_fitted_per_fold(con):
-    """`pace loocv` of the default method (a regressor UDF per eval_folds row, an ability UDF per fold, SQL
-    combining them) gives, for every held-out model, the prediction of ``models.shrinkage.fit_shrunk``
-    fitted in process on that fold's training models; its configurations and selections are rows too."""
-    from models.shrinkage import fit_shrunk
+def test_default_evaluation_is_the_fit_on_the_fold_served_by_the_predictions_view(small_db, tmp_path):
+    """`pace loocv` of the default method predicts each held-out model as `pace fit` on its fold's training
+    models (--exclude the fold), read back through the plain-SQL `predictions` view, predicts it: one path
+    (the fold's inputs, Method.fit's parts, the SQL formulas); its configurations and selections are rows."""
+    import shutil
+
     from warehouse.evaluate import EvalRequest, compute_eval
-    from warehouse.matrices import build_matrices
+    from warehouse.fit import FitRequest, fit_and_store
 
-    targets = ["swebench", "gaia"]
-    req = EvalRequest(method="default", count=10, B=10, seed=3, split="kfold-3", targets=targets)
-    result = compute_eval(con, req, "abs")
-    table = result.tables["loocv_predictions"]
-    stored = {(m, t): p for _, m, t, p, *_ in zip(*(c.to_pylist() for c in table.columns))}
-    m = build_matrices(con, targets=targets)
-    folds: dict[str, list[str]] = {}
-    for fold, model in con.execute("SELECT fold, model FROM split_folds('kfold-3') ORDER BY model").fetchall():
-        folds.setdefault(fold, []).append(model)
-    checked = 0
-    for held in folds.values():
-        rows = [i for i, name in enumerate(m.models) if name not in held] + [m.models.index(h) for h in held]
-        fold = m.subset(rows)
-        n_train = len(rows) - len(held)
-        Y = fold.target_means()
-        train = np.arange(n_train)
-        fit = fit_shrunk(fold.X, Y, fold.targets, fold.leaves, fold.n_leaves,
-                         train=train[np.isfinite(Y[train]).any(axis=1)], scale_rows=train,
-                         collapsed=fold.collapsed_mask(), n_instances=fold.target_counts(), models=fold.models,
-                         count=10, seed=3, call_group=fold.call_groups())
-        pred = fit.predict(fold.X, np.arange(n_train, len(rows)))
-        for k, name in enumerate(held):
-            for t, target in enumerate(fold.targets):
-                if np.isfinite(Y[n_train + k, t]):
-                    assert stored[(name, target)] == pytest.approx(pred[k, t], abs=1e-12)
+    db = tmp_path / "work.duckdb"
+    shutil.copy(small_db, db)
+    con = connect(db)
+    try:
+        targets = ["swebench", "gaia"]
+        result = compute_eval(con, EvalRequest(method="default", count=10, seed=3, split="kfold-3", targets=targets),
+                              "abs")
+        stored = {(r["model"], r["target"]): r["predicted"] for r in result.tables["loocv_predictions"].to_pylist()}
+        folds: dict[str, list[str]] = {}
+        for fold, model in con.execute("SELECT fold, model FROM split_folds('kfold-3') ORDER BY model").fetchall():
+            folds.setdefault(fold, []).append(model)
+        checked = 0
+        for held in folds.values():
+            fit_and_store(con, FitRequest(count=10, seed=3, targets=targets, exclude=held, tasks=("abs",),
+                                          intervals=False))
+            served = dict(((m_, t), p) for m_, t, p in con.execute(
+                "SELECT model, target, predicted FROM predictions WHERE list_contains(?, model)", [held]).fetchall())
+            for key, value in served.items():
+                if stored.get(key) is not None:
+                    assert stored[key] == pytest.approx(value, abs=1e-9), key
                     checked += 1
-    assert checked >= 8 * len(targets)
-    configs = result.tables["loocv_configs"].to_pylist()
-    assert {(r["fold"], r["target"]) for r in configs} == {(h, t) for f in folds.values() for h in f for t in targets}
-    selections = result.tables["loocv_selections"].to_pylist()
-    per_fold = {(r["fold"], r["target"]) for r in selections}
-    assert per_fold == {(h, t) for f in folds.values() for h in f for t in targets}
-    assert all(r["side"] in ("H", "D", "HD") and r["weight"] is not None for r in selections)
-
-
-def test_selection_scores_view_ranks_as_the_kernel(con):
-    """fold_selection_scores (SQL corr of ranks + the basis UDF + window ranks) orders the instances as the
-    default kernel's Pace part does on the same fold, and its strict selection is the kernel's."""
-    from models.autotune import DefaultGrid
-    from models.basis import MIN_OBS, TrainingBasis
-    from models.default_fold import AbsTargetFit
-    from models.link import logit
-    from models.selection import strict_joint_select
-    from warehouse.matrices import fold_matrices
-
-    held = [con.execute("SELECT min(model) FROM target_means WHERE n_scored > 0").fetchall()[0][0]]
-    m, n_train = fold_matrices(con, held)
-    Y = m.target_means()
-    count = 20
-    compared = tied = 0
-    for t, target in enumerate(m.targets):
-        rows = np.asarray([i for i in range(n_train) if np.isfinite(Y[i, t])])
-        bs = TrainingBasis(m.X, rows, np.zeros(0, np.int64), MIN_OBS)
-        z = logit(np.clip(Y[rows, t], 1e-3, 1 - 1e-3))
-        tf = AbsTargetFit(bs, z, bs.centred(m.X, rows), DefaultGrid(), count)
-        sql = con.execute("""SELECT nc, list(col ORDER BY local_rank), list(col ORDER BY global_rank),
-                                    list(relevance ORDER BY col)
-                             FROM fold_selection_scores(?::VARCHAR[], NULL, [?]) GROUP BY nc ORDER BY nc""",
-                          [held, target]).fetchall()
-        assert sql, target
-        kernel_rel = tf.absr[np.argsort(bs.rep_cols)]
-        assert np.allclose(sql[0][3], kernel_rel, atol=1e-9)
-        pos = {int(c): k for k, c in enumerate(bs.rep_cols)}
-        sql_h = np.asarray([pos[c] for c in sql[0][1]])
-        # the same descending sequence of scores: the orders differ only inside ties (|ds| <= 1e-9); the
-        # kernel keeps the prefix the strict selection reads (3C + 2)
-        k = tf.order_h.size
-        assert k == min(bs.rep_cols.size, 3 * count + 2)
-        assert np.allclose(tf.absr[sql_h][:k], tf.absr[tf.order_h], atol=1e-9)
-        for nc, _, global_order, _ in sql:
-            d_score = bs.lev[min(nc, bs.lev.shape[0]) - 1] * tf.absr
-            sql_d = np.asarray([pos[c] for c in global_order])
-            assert np.allclose(d_score[sql_d][:k], d_score[tf.order_d(nc)], atol=1e-9)
-            for q in (0.0, 0.5, 1.0):
-                ours = strict_joint_select(sql_h, sql_d, count, q)
-                theirs = strict_joint_select(tf.order_h, tf.order_d(nc), count, q)
-                a, b = set(ours.H) | set(ours.D), set(theirs.H) | set(theirs.D)
-                compared += 1
-                if a == b:
-                    continue
-                # a different set only where a tie decided: each instance in one set only is tied with one
-                # in the other set only, on the H or the D-pt score
-                only_a, only_b = sorted(a - b), sorted(b - a)
-                assert len(only_a) == len(only_b)
-                for x in only_a:
-                    assert any(abs(tf.absr[x] - tf.absr[y]) <= 1e-9 or abs(d_score[x] - d_score[y]) <= 1e-9
-                               for y in only_b)
-                tied += 1
-    assert compared and tied < compared
+        assert checked >= 8 * len(targets)
+        configs = result.tables["loocv_configs"].to_pylist()
+        assert {(r["fold"], r["target"]) for r in configs} == {(h, t) for f in folds.values() for h in f
+                                                                for t in targets}
+        selections = result.tables["loocv_selections"].to_pylist()
+        per_fold = {(r["fold"], r["target"]) for r in selections}
+        assert per_fold == {(h, t) for f in folds.values() for h in f for t in targets}
+        assert all(r["side"] in ("H", "D", "HD") and r["weight"] is not None for r in selections)
+    finally:
+        con.close()
 
 
 def test_fit_above_the_kfold_threshold_uses_kfold_residuals_and_says_so(small_db, tmp_path, monkeypatch):
@@ -167,32 +111,29 @@ def test_fit_above_the_kfold_threshold_uses_kfold_residuals_and_says_so(small_db
         con.close()
 
 
-def test_fold_data_resolves_a_fold_as_its_fold_matrix_row_would_and_forgets_it_after(con):
-    """A UDF's ``data`` token gives the fold's rows training-first, the layout of its fold_matrix row; outside
-    the ``registered`` block the token is refused by name."""
-    from warehouse.fold_data import registered, resolve
+def test_a_fold_of_the_evaluation_is_its_fold_matrices(con):
+    """Folds.fold gives a fold's rows training-first, the layout fold_layout / fold_cells give it in SQL."""
+    from warehouse.evaluate import read_folds
     from warehouse.matrices import build_matrices, fold_matrices
 
     whole = build_matrices(con)
-    held = [whole.models[4], whole.models[1]]
-    expected, expected_train = fold_matrices(con, held)
-    with registered(whole) as token:
-        fold, n_train = resolve(token, held)
-        same, all_train = resolve(token, [])
-    assert n_train == expected_train and fold.models == expected.models
-    assert np.array_equal(fold.X, expected.X, equal_nan=True)
-    assert np.array_equal(fold.collapsed_mask(), expected.collapsed_mask())
-    assert same is whole and all_train == len(whole.models)
-    with pytest.raises(ValueError, match=f"no matrices registered as '{token}'"):
-        resolve(token, held)
+    folds = read_folds(con, "kfold-3", whole, None)
+    for name, held in folds.held_out.items():
+        expected, expected_train = fold_matrices(con, held)
+        fold = folds.fold(name)
+        assert fold.n_train == expected_train and fold.matrices.models == expected.models
+        assert np.array_equal(fold.matrices.X, expected.X, equal_nan=True)
+        assert np.array_equal(fold.matrices.collapsed_mask(), expected.collapsed_mask())
+    every = read_folds(con, "all", whole, None)
+    assert every.held_out == {"all": []} and every.fold("all").matrices is whole
 
 
 @pytest.mark.parametrize("split", ["loo", "kfold-3"])
 def test_default_pair_evaluation_over_fold_rows_equals_the_kernel(con, split):
-    """`pace loocv pair` of the default method (a directed-prediction UDF per eval_folds row, SQL averaging
-    each pair's two directions) gives the in-process kernel's symmetric margins and probabilities: for loo
-    one leave-one-out pass, for another split a pass per fold with the fold's targets hidden."""
-    from models.pair_default import loocv_pair_default
+    """`pace loocv pair` of the default method (directed predictions per fold, each pair's two directions
+    averaged) gives the kernel's own symmetric margins and probabilities: for loo one leave-one-out pass,
+    for another split a pass per fold with the fold's targets hidden."""
+    from models.default.goal_b import loocv_pair_default
     from warehouse.evaluate import EvalRequest, compute_eval
     from warehouse.matrices import build_matrices
 

@@ -26,7 +26,7 @@ def test_connections_carry_the_memory_limit_and_a_bad_value_is_one_line_before_a
 
 
 def test_an_out_of_memory_error_says_how_to_raise_the_limit():
-    from warehouse.cli import _memory_hint
+    from warehouse.cli_options import memory_hint as _memory_hint
 
     hinted = _memory_hint("the fit failed: Out of Memory Error: failed to allocate data of size 16.0 MiB")
     assert "PACE_MEMORY_LIMIT" in hinted and hinted.startswith("the fit failed: Out of Memory Error")

@@ -12,6 +12,7 @@ import math
 import shutil
 
 import duckdb
+import numpy as np
 import pytest
 
 from warehouse.connect import sql_files
@@ -150,3 +151,16 @@ def test_every_exported_view_gives_the_same_rows_on_spark(tiny_fitted, spark):
             differences[view] = problem
     assert not differences, differences
     assert all(sizes.values()), f"a view is empty in the test warehouse, so it proves nothing: {sizes}"
+
+
+def test_a_macro_inside_arithmetic_keeps_its_meaning():
+    """A macro body is one term wherever it is called: y * anchor_log_p(z, s) multiplies the whole body."""
+    import sqlglot
+
+    from warehouse.spark_sql import expand_macros
+
+    query = "SELECT 2 * anchor_log_p(-5.0, 0.1) AS x"
+    spark_sql = expand_macros(sqlglot.parse_one(query, read="duckdb")).sql("duckdb")
+    con = duckdb.connect()
+    assert con.execute(spark_sql).fetchone()[0] == pytest.approx(
+        2 * (np.log(0.9) - 5 - np.log1p(np.exp(-5))), abs=1e-12)

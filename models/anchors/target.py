@@ -1,0 +1,176 @@
+"""The anchors estimator of one target, as bench/anchors.py chose it (bench/results/anchors_experiments.md):
+a 1PL item model with slips fitted on the training models, a Student-t ability prior (from metadata, else
+from the sources' prediction, else the population), the posterior median of the full mean, and its
+interval widened by a split-conformal factor learnt on inner folds of the training models. Pure numpy.
+
+``fit_target`` returns everything a warehouse stores as rows (item parameters, the grid, the curve a
+sources prior inverts, the widening factor per anchor count); ``estimate`` is the reference the SQL view
+``anchor_estimates`` computes the same way, and ``plan`` the adaptive choice of the next anchors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .calibration import conformal_factor, interval_scores, widen
+from .choice import next_anchors
+from .grid import Grid, ability_grid, normal_log_prior
+from .items import ItemParams, fit_items
+from .posterior import estimate_full_mean, mean_curve
+from .prior import ability_curve, prediction_prior, regression_prior
+
+__all__ = ["KS", "TargetModel", "Prior", "fit_target", "metadata_prior", "sources_prior", "log_prior",
+           "estimate", "plan", "factor_for"]
+
+KS = (0, 5, 10, 20, 30, 50)      # anchor counts the widening factor is learnt at (the largest <= K applies)
+BATCH = 5                        # anchors are chosen this many at a time, each batch after the last's results
+DOF = 4.0                        # the prior's Student-t degrees of freedom
+POPULATION_SD = 1.0
+FIT_POINTS = 61                  # abilities of the item fit's grid (the estimate uses the full grid)
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A model's ability prior on one target: Student-t(``DOF``) centred at ``mean`` with scale ``sd``;
+    ``kind`` says where it came from (metadata | sources | population)."""
+    mean: float
+    sd: float
+    kind: str
+
+
+@dataclass
+class TargetModel:
+    """One target's fitted estimator. params: the items (n,); grid: the estimation grid (P points);
+    slip_weights: (S,) the learnt weights of the grid's slip levels; models / abilities: (m,) the training
+    models and their posterior mean abilities; features: (m, f) their metadata features; curve_theta /
+    curve: (G,) the full mean (every item unrun) at each ability, slip levels averaged (a sources prior
+    inverts it); factors: K -> conformal widening factor (inf: too few models to learn it)."""
+    params: ItemParams
+    grid: Grid
+    slip_weights: np.ndarray
+    models: list[str]
+    abilities: np.ndarray
+    features: np.ndarray
+    curve_theta: np.ndarray
+    curve: np.ndarray
+    level: float
+    factors: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def n_items(self) -> int:
+        return int(self.params.a.size)
+
+
+def metadata_prior(train_features: np.ndarray, train_abilities: np.ndarray, features: np.ndarray) -> Prior | None:
+    """The regression prior of a model with ``features`` (f,), or None when it has none usable (all NaN,
+    or no feature known for at least half of the training models)."""
+    features = np.asarray(features, dtype=np.float64)
+    usable = (np.isfinite(train_features).mean(0) >= 0.5) & np.isfinite(features)
+    if not usable.any() or train_features.shape[0] < 3:
+        return None
+    mean, sd = regression_prior(train_features[:, usable], train_abilities, features[usable][None, :])
+    return Prior(float(mean[0]), max(sd, 0.05), "metadata")
+
+
+def sources_prior(model: TargetModel, predicted: float, low: float, high: float, level: float) -> Prior:
+    """The prior whose median full mean is the sources' prediction, its spread the prediction's interval."""
+    centre, sd = prediction_prior(model.curve_theta, model.curve, predicted, low, high, level)
+    return Prior(centre, sd, "sources")
+
+
+def log_prior(model: TargetModel, prior: Prior) -> np.ndarray:
+    """(P,) the prior's normalised log weights over the grid (the slip levels weighted as learnt)."""
+    return normal_log_prior(model.grid, prior.mean, prior.sd, model.slip_weights, DOF)
+
+
+def factor_for(factors: dict[int, float], k: int) -> float:
+    """The widening factor learnt at the largest anchor count <= k."""
+    usable = [c for c in factors if c <= k]
+    return factors[max(usable)] if usable else float("inf")
+
+
+def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray) -> tuple[float, float, float]:
+    """(point, low, high): the posterior median of the full mean over every item of the target from the
+    anchors (``observed`` (n,) bool, results ``y`` (n,)), its interval widened by the factor of that many
+    anchors. Shares in [0, 1]."""
+    members = np.ones(model.n_items, dtype=bool)
+    est = estimate_full_mean(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed,
+                             members, model.level)
+    low, high = widen(est.median, est.low, est.high, factor_for(model.factors, int(np.sum(observed))))
+    return float(est.median[0]), float(low[0]), float(high[0])
+
+
+def plan(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, count: int,
+         cost: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the next ``count`` items to run (adaptive: the most posterior variance of the full mean
+    removed per item, or per unit of ``cost`` when given), never one already observed."""
+    members = np.ones(model.n_items, dtype=bool)
+    return next_anchors(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed, members,
+                        count, cost)
+
+
+def _fit(y: np.ndarray, grid: Grid, fit_grid: Grid):
+    fit = fit_items(y, slopes="shared", grid=fit_grid)
+    return fit.params, fit.slip_weights, fit.ability
+
+
+def _curve(params: ItemParams, grid: Grid, slip_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = params.a.size
+    values = mean_curve(params, grid, np.zeros(n), np.zeros(n, bool), np.ones(n, bool))[0]
+    return ability_curve(grid, values, slip_weights)
+
+
+def fit_target(y: np.ndarray, models: list[str], features: np.ndarray, *, level: float = 0.8,
+               ks: tuple[int, ...] = KS, inner_folds: int = 5, grid: Grid | None = None) -> TargetModel:
+    """Fit one target's estimator on the training models' results.
+
+    y: (m, n) 0/1, NaN where a model has no result for an item; models: (m,) names (inner folds deal them
+    round-robin in name order); features: (m, f) metadata features (NaN: unknown). The widening factor at
+    each K of ``ks`` is learnt on ``inner_folds`` folds of the training models: each group held out of a
+    refitted item model, its members estimated as a new model is (metadata prior, else the population's;
+    K anchors chosen adaptively from the group member's own items), then the split-conformal factor of
+    their interval scores. Deterministic."""
+    y = np.asarray(y, dtype=np.float64)
+    features = np.asarray(features, dtype=np.float64)
+    grid = ability_grid() if grid is None else grid
+    fit_grid = ability_grid(points=FIT_POINTS, slips=tuple(grid.levels))
+    params, slip_weights, abilities = _fit(y, grid, fit_grid)
+    theta, curve = _curve(params, grid, slip_weights)
+    target = TargetModel(params, grid, slip_weights, list(models), abilities, features, theta, curve, level)
+    target.factors = _factors(y, target, ks, inner_folds, fit_grid)
+    return target
+
+
+def _factors(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds: int, fit_grid: Grid) -> dict:
+    order = sorted(range(len(whole.models)), key=lambda i: whole.models[i])
+    groups = [order[g::inner_folds] for g in range(inner_folds)] if inner_folds > 1 else []
+    scores: dict[int, list[float]] = {k: [] for k in ks}
+    for group in groups:
+        train = np.setdiff1d(np.arange(y.shape[0]), group)
+        if not group or train.size < 2:
+            continue
+        params, slip_weights, abilities = _fit(y[train], whole.grid, fit_grid)
+        theta, curve = _curve(params, whole.grid, slip_weights)
+        inner = TargetModel(params, whole.grid, slip_weights, [whole.models[i] for i in train], abilities,
+                            whole.features[train], theta, curve, whole.level)
+        for r in group:
+            members = np.isfinite(y[r])
+            if not members.any():
+                continue
+            prior = (metadata_prior(inner.features, inner.abilities, whole.features[r])
+                     or Prior(0.0, POPULATION_SD, "population"))
+            weights = log_prior(inner, prior)
+            results = np.nan_to_num(y[r])
+            truth = float(results[members].mean())
+            observed = np.zeros(y.shape[1], dtype=bool)
+            for k in sorted(ks):
+                while observed.sum() < min(k, members.sum()):
+                    step = next_anchors(params, whole.grid, weights, results, observed, members,
+                                        min(BATCH, k - int(observed.sum())))
+                    if step.size == 0:
+                        break
+                    observed[step] = True
+                est = estimate_full_mean(params, whole.grid, weights, results, observed, members, whole.level)
+                scores[k].extend(interval_scores(est.median, est.low, est.high, np.array([truth])))
+    return {k: conformal_factor(np.asarray(v), whole.level) for k, v in scores.items()}

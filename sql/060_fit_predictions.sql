@@ -1,0 +1,146 @@
+-- Predicted target scores of every model with rows in the warehouse, from each fit it may be predicted
+-- with: the current fit of each target, and, when the model lacks some of that fit's source benchmarks
+-- (model_sources.present), the restricted fit made for exactly the ones it has (restricted_fits; made by
+-- `pace predict`, once per set, and shared by every model with that set). Nothing else: which fits other
+-- models were predicted with never changes a model's rows. `predictions` keeps one row per model and target.
+-- Plain SQL: a join of the model's score rows with the stored weights (works from any DuckDB client).
+--   coverage = share of the fit's instances the model has a score for; missing ones count as the
+--   training mean (center). low/high: the held-out-residual interval, within [0, 1].
+--   link 'logit' fits (method default) add the source-ability part (proxy_fits explains the formula):
+--   ability is the model's ability on the fit's scale, ability_distance how far outside the training
+--   models' range it lies (in their standard deviations), range_side 'below' / 'above' / NULL and
+--   out_of_range = range_side IS NOT NULL (the interval then comes from extrapolation residuals and
+--   reaches down to the floor reading).
+--   restricted   the row comes from a restricted fit (else from the current fit)
+--   created_at   when that fit was made
+CREATE OR REPLACE VIEW fit_predictions AS
+WITH current_abs AS (
+    SELECT * FROM current_fits WHERE task = 'abs'
+),
+fits AS (
+    SELECT * FROM current_abs
+    UNION ALL   -- the same columns: both are proxy_fits rows
+    SELECT * FROM restricted_fits WHERE task = 'abs'
+),
+candidates AS (
+    SELECT DISTINCT model FROM scores
+),
+every_source AS (   -- what a fit made before proxy_fits.sources existed selected from
+    SELECT list(benchmark) AS sources FROM benchmarks WHERE role = 'source'
+),
+present AS (
+    SELECT model, list(benchmark) AS benchmarks FROM model_sources WHERE present GROUP BY model
+),
+usable AS (         -- (model, fit) pairs: the current fits, and the restricted fit on the model's own set
+    SELECT c.model, f.fit_id, f.target
+    FROM candidates AS c
+    CROSS JOIN current_abs AS f
+    UNION ALL
+    SELECT p.model, r.fit_id, r.target
+    FROM present AS p
+    CROSS JOIN every_source AS e
+    JOIN current_abs AS f ON true
+    JOIN restricted_fits AS r
+      ON r.task = 'abs' AND r.target = f.target
+     AND list_sort(r.sources) = list_sort(array_intersect(coalesce(f.sources, e.sources), p.benchmarks))
+),
+instances AS (
+    SELECT w.fit_id, w.target, w.benchmark, w.subdir, w.instance_id,
+           sum(w.weight) AS weight, any_value(w.center) AS center
+    FROM proxy_weights AS w
+    JOIN fits AS f ON f.fit_id = w.fit_id AND f.target = w.target
+    WHERE w.task = 'abs'
+    GROUP BY ALL
+),
+terms AS (
+    SELECT u.model, p.fit_id, p.target, p.weight, p.center, s.score
+    FROM usable AS u
+    JOIN instances AS p ON p.fit_id = u.fit_id AND p.target = u.target
+    LEFT JOIN scores AS s
+      ON s.model = u.model AND s.benchmark = p.benchmark AND s.subdir = p.subdir
+     AND s.instance_id = p.instance_id AND s.score IS NOT NULL
+),
+linear AS (
+    SELECT model, fit_id, target,
+           sum(weight * coalesce(score - center, 0)) AS signal,
+           count(score) AS n_scored,
+           count(*) AS n_instances
+    FROM terms
+    GROUP BY ALL
+),
+scale_leaves AS (
+    SELECT l.* FROM proxy_leaves AS l WHERE l.fit_id IN (SELECT fit_id FROM fits)
+),
+scale_instances AS (
+    SELECT a.* FROM proxy_ability_instances AS a WHERE a.fit_id IN (SELECT fit_id FROM fits)
+),
+leaf_levels AS (
+    SELECT fit_id, benchmark, subdir, avg(centre) AS level FROM scale_instances GROUP BY ALL
+),
+leaf_deviations AS (   -- rows in collapsed cells left out: collapsed_scores, written against the few stored
+                       -- cells so that only the model's own rows are read (the rows of collapsed_scores
+                       -- would be those of every model with a collapsed cell)
+    SELECT s.model, a.fit_id, a.benchmark, a.subdir, avg(s.score - a.centre) AS deviation
+    FROM scores AS s
+    JOIN scale_instances AS a USING (benchmark, subdir, instance_id)
+    ANTI JOIN collapsed_cells AS c
+      ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir
+     AND (c.facet = '' OR coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') = c.facet)
+    WHERE s.score IS NOT NULL
+    GROUP BY ALL
+),
+leaf_means AS (
+    SELECT d.model, d.fit_id, d.benchmark, d.subdir, v.level + d.deviation AS leaf_mean
+    FROM leaf_deviations AS d JOIN leaf_levels AS v USING (fit_id, benchmark, subdir)
+),
+abilities AS (
+    SELECT m.model, l.fit_id,
+           sum(l.loading * (leaf_logit(m.leaf_mean) - l.centre) / l.scale) / sum(l.loading * l.loading) AS ability
+    FROM leaf_means AS m
+    JOIN scale_leaves AS l USING (fit_id, benchmark, subdir)
+    GROUP BY ALL
+),
+placed AS (
+    SELECT l.model, l.target, l.fit_id, l.n_scored, l.n_instances, f.method, f.link, f.interval_level,
+           f.restricted_for, f.sources, f.created_at,
+           least(greatest(f.intercept + l.signal, f.clamp_lo), f.clamp_hi) AS linear_part,
+           CASE WHEN f.link = 'logit' THEN a.ability END AS ability,
+           CASE WHEN f.link = 'logit' THEN ability_distance(a.ability, f.ability_lo, f.ability_hi, f.ability_sd)
+                ELSE 0 END AS ability_distance,
+           -- 1e-9: a training model at the edge of the range is inside it despite rounding
+           CASE WHEN f.link = 'logit' AND a.ability < f.ability_lo - 1e-9 * f.ability_sd THEN 'below'
+                WHEN f.link = 'logit' AND a.ability > f.ability_hi + 1e-9 * f.ability_sd THEN 'above'
+                END AS range_side,
+           f.resid_lo, f.resid_hi, f.oor_lo, f.oor_hi, f.struct_intercept, f.struct_slope,
+           f.floor_intercept, f.floor_slope, f.gate_base, f.gate_width
+    FROM linear AS l
+    JOIN fits AS f ON f.fit_id = l.fit_id AND f.target = l.target
+    LEFT JOIN abilities AS a ON a.model = l.model AND a.fit_id = l.fit_id
+),
+combined AS (
+    SELECT *,
+           CASE WHEN link <> 'logit' THEN linear_part
+                ELSE gated_logit(linear_part, struct_intercept + struct_slope * ability,
+                                 ability_gate(ability_distance, gate_base, gate_width)) END AS z
+    FROM placed
+),
+scored AS (
+    SELECT model, target, fit_id, method, interval_level, n_scored, n_instances, restricted_for, sources,
+           ability, ability_distance, range_side, created_at,
+           CASE WHEN link = 'logit' THEN pace_expit(z) ELSE z END AS predicted,
+           CASE WHEN link <> 'logit' THEN least(greatest(z + resid_lo, 0.0), 1.0)
+                WHEN range_side IS NOT NULL
+                THEN pace_expit(least(z + oor_lo, floor_intercept + floor_slope * ability))
+                ELSE pace_expit(z + resid_lo) END AS low,
+           CASE WHEN link <> 'logit' THEN greatest(least(z + resid_hi, 1.0), 0.0)
+                WHEN range_side IS NOT NULL THEN pace_expit(z + oor_hi)
+                ELSE pace_expit(z + resid_hi) END AS high
+    FROM combined
+)
+SELECT model, target, predicted, low, high,
+       n_scored / n_instances                    AS coverage,
+       n_scored, n_instances, interval_level, method, fit_id,
+       ability, ability_distance, range_side IS NOT NULL AS out_of_range, range_side, sources,
+       restricted_for IS NOT NULL                AS restricted,
+       created_at
+FROM scored;

@@ -1,0 +1,159 @@
+"""Agentic anchors in the warehouse (issue 23): `pace fit` stores each target's item model as rows, the
+SQL estimate equals the numpy reference, `predictions` serves it to a model the item models were not
+trained on, and `pace plan --anchors K` picks the next anchors adaptively. Synthetic data only."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from ingest.synthetic import generate_tree
+from models.anchors.target import Prior, estimate
+from tests.helpers import run_pace
+from warehouse.anchors import _stored_target
+from warehouse.api import Warehouse
+
+TARGETS = ("gaia", "swebench", "swebench_multimodal", "swtbench")
+
+
+@pytest.fixture(scope="module")
+def anchored(tmp_path_factory):
+    """A synthetic warehouse fitted with one model left out (it plays the new model); (db, held model)."""
+    tmp = tmp_path_factory.mktemp("anchors")
+    generate_tree(tmp / "tree", n_models=10, seed=3, scale=0.15)
+    wh = Warehouse(tmp / "pace.duckdb")
+    wh.ingest(tmp / "tree")
+    with wh.connect() as con:
+        held = con.execute("SELECT min(model) FROM scores WHERE benchmark = 'swebench'").fetchone()[0]
+    report = wh.fit(count=12, task="abs", exclude=[held])
+    assert set(report.anchors) == set(TARGETS) and all(m == 9 for m, _ in report.anchors.values())
+    assert any("commit0" in w for w in report.warnings)        # no model has commit0 rows here
+    return tmp / "pace.duckdb", held
+
+
+@pytest.fixture
+def copy(anchored, tmp_path):
+    db, held = anchored
+    shutil.copy(db, tmp_path / "pace.duckdb")
+    return tmp_path / "pace.duckdb", held
+
+
+def test_a_model_with_every_item_gets_its_own_full_mean(anchored):
+    db, held = anchored
+    with Warehouse(db, read_only=True).connect() as con:
+        truth = dict(con.execute("SELECT target, mean FROM target_means WHERE model = ?", [held]).fetchall())
+        rows = con.execute("SELECT target, method, anchors, predicted, low, high FROM predictions WHERE model = ?",
+                           [held]).fetchall()
+        trained = con.execute("SELECT DISTINCT method FROM predictions WHERE model <> ?", [held]).fetchall()
+    assert {r[0] for r in rows} == set(TARGETS)
+    for target, method, anchors, predicted, low, high in rows:
+        assert method == "anchors" and anchors > 0
+        assert predicted == pytest.approx(truth[target], abs=1e-9)          # nothing left to estimate
+        assert low <= predicted <= high
+    assert trained == [("default",)]                                       # training models: the sources' answer
+
+
+def _keep_anchors(db, model: str, keep: int, seed: int = 0) -> dict[str, set]:
+    """Delete all but ``keep`` random target rows of ``model`` per target; returns the kept keys."""
+    rng = np.random.default_rng(seed)
+    kept = {}
+    with Warehouse(db).connect(write=True) as con:
+        con.execute("CREATE TABLE held_back AS SELECT * FROM scores WHERE model = ?", [model])   # its true results
+        for target in TARGETS:
+            keys = con.execute("SELECT subdir, instance_id FROM scores WHERE model = ? AND benchmark = ? "
+                               "ORDER BY 1, 2", [model, target]).fetchall()
+            chosen = {keys[i] for i in rng.choice(len(keys), size=keep, replace=False)}
+            for key in set(keys) - chosen:
+                con.execute("DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ? AND instance_id = ?",
+                            [model, target, *key])
+            kept[target] = chosen
+    return kept
+
+
+def test_the_sql_estimate_is_the_numpy_estimate(copy):
+    db, held = copy
+    _keep_anchors(db, held, keep=5)
+    with Warehouse(db, read_only=True).connect() as con:
+        sql = {r[0]: r[1:] for r in con.execute(
+            "SELECT target, anchors, predicted, low, high, prior_kind, prior_mean, prior_sd, fit_id "
+            "FROM anchor_estimates WHERE model = ?", [held]).fetchall()}
+        for target, (anchors, predicted, low, high, kind, mean, sd, fit_id) in sql.items():
+            assert anchors == 5 and kind == "sources"            # it has source rows, no metadata
+            model, keys = _stored_target(con, fit_id, target)
+            model.factors = dict(con.execute("SELECT k, coalesce(factor, 'inf'::DOUBLE) FROM anchor_factors "
+                                             "WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchall())
+            got = dict(((s, i), y) for s, i, y in con.execute(
+                "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ?",
+                [held, target]).fetchall())
+            y = np.array([got.get(k, np.nan) for k in keys])
+            reference = estimate(model, Prior(mean, sd, kind), y, np.isfinite(y))
+            assert (predicted, low, high) == pytest.approx(reference, abs=2e-3), target
+            assert 0 <= low <= predicted <= high <= 1
+
+
+def test_zero_anchors_give_the_sources_answer_and_metadata_only_a_prior_estimate(copy):
+    db, held = copy
+    with Warehouse(db).connect(write=True) as con:
+        con.execute("DELETE FROM scores WHERE model = ? AND benchmark IN (SELECT benchmark FROM benchmarks "
+                    "WHERE role = 'target')", [held])
+        sources = dict(con.execute("SELECT target, predicted FROM source_predictions WHERE model = ?",
+                                   [held]).fetchall())
+        served = {r[0]: r[1:] for r in con.execute("SELECT target, method, anchors, predicted FROM predictions "
+                                                   "WHERE model = ?", [held]).fetchall()}
+    assert {t: (m, k) for t, (m, k, _) in served.items()} == {t: ("default", 0) for t in TARGETS}
+    assert {t: p for t, (_, _, p) in served.items()} == pytest.approx(sources)
+    # a model known only by its metadata (how a new model arrives): every target from the population prior
+    r = run_pace("predict", "Newcomer-1", "--json", "--db", db)
+    assert r.exit_code == 2 and "no score rows" in r.stderr           # nothing known about it yet
+    with Warehouse(db).connect(write=True) as con:
+        con.execute("""INSERT INTO model_metadata (model, index_model, agent, source, release_date, output_price,
+                                                   source_ref, recorded_at)
+                       VALUES ('Newcomer-1', 'newcomer-1', 'openhands', 'openhands-index', DATE '2026-10-01', 3.0,
+                               'synthetic', now())""")
+    r = run_pace("predict", "Newcomer-1", "--json", "--db", db)
+    assert r.exit_code == 0, r.stderr
+    rows = json.loads(r.stdout)["predictions"]
+    assert {p["target"] for p in rows} == set(TARGETS)
+    assert all(p["method"] == "anchors" and p["anchors"] == 0 and p["prior"] == "population" for p in rows)
+    assert all(0 <= p["low"] <= p["predicted"] <= p["high"] <= 1 and p["high"] - p["low"] > 0.1 for p in rows)
+
+
+def test_plan_lists_k_unseen_anchors_per_target_and_follows_the_results(copy):
+    db, held = copy
+    kept = _keep_anchors(db, held, keep=3)
+    r = run_pace("plan", held, "--anchors", "4", "--json", "--db", db)
+    assert r.exit_code == 0, r.stderr
+    plan = json.loads(r.stdout)
+    anchors = [row for row in plan["rows"] if row.get("kind") == "anchor"]
+    per_target = {t: [(a["subdir"], a["instance_id"]) for a in anchors if a["benchmark"] == t] for t in TARGETS}
+    assert all(len(v) == 4 and len(set(v)) == 4 for v in per_target.values())
+    assert all(not set(v) & kept[t] for t, v in per_target.items())              # never one it has
+    assert {a["anchors_now"] for a in plan["anchors"]} == {3}
+    # run the first target's batch: the next plan moves on
+    first = TARGETS[0]
+    with Warehouse(db).connect(write=True) as con:
+        before = con.execute("SELECT count(*) FROM scores WHERE model = ? AND benchmark = ?", [held, first]).fetchone()
+        for subdir, instance_id in per_target[first]:          # its own results, as an import would bring them
+            con.execute("INSERT INTO scores SELECT * FROM held_back WHERE benchmark = ? AND subdir = ? "
+                        "AND instance_id = ?", [first, subdir, instance_id])
+        after = con.execute("SELECT count(*) FROM scores WHERE model = ? AND benchmark = ?", [held, first]).fetchone()
+    assert after[0] == before[0] + 4
+    again = json.loads(run_pace("plan", held, "--anchors", "4", "--json", "--db", db).stdout)
+    following = [(a["subdir"], a["instance_id"]) for a in again["rows"]
+                 if a.get("kind") == "anchor" and a["benchmark"] == first]
+    assert len(following) == 4 and not set(following) & set(per_target[first])
+    assert {a["target"]: a["anchors_now"] for a in again["anchors"]}[first] == 7
+
+
+def test_plan_flags_are_checked(copy):
+    db, held = copy
+    r = run_pace("plan", held, "--anchors", "-1", "--db", db)
+    assert r.exit_code == 2 and "--anchors" in r.stderr
+    r = run_pace("plan", held, "--anchors", "3", "--budget", "-5", "--db", db)
+    assert r.exit_code == 2 and "--budget" in r.stderr
+    trained = run_pace("sql", "SELECT max(model) FROM models WHERE known", "--format", "csv", "--db", db)
+    model = trained.stdout.strip().splitlines()[-1]
+    r = run_pace("plan", model, "--anchors", "3", "--db", db)
+    assert r.exit_code == 2 and "trained on" in r.stderr

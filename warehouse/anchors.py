@@ -1,0 +1,201 @@
+"""Agentic anchors in the warehouse: each target's item model as rows, and the next anchors to buy.
+
+``fit_anchors`` fits the estimator of :mod:`models.anchors.target` for every target with enough models
+(every model with rows on the target that is not held out of fits or excluded) and returns its rows;
+``store_anchor_fit`` writes them (tables ``anchor_fits``, ``anchor_items``, ``anchor_grid``,
+``anchor_curve``, ``anchor_priors``, ``anchor_factors``). The estimate itself is SQL (view
+``anchor_estimates``: a posterior over the stored grid, see ``sql/``), and ``predictions`` serves it for a
+model the item models were not trained on. ``plan_anchors`` reads the same rows back to choose, per
+target, the anchors that most narrow a model's interval (``pace plan MODEL --anchors K``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from statistics import NormalDist
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from models.anchors.features import metadata_features
+from models.anchors.grid import Grid
+from models.anchors.items import ItemParams
+from models.anchors.target import DOF, KS, Prior, TargetModel, fit_target, metadata_prior
+from models.anchors.target import plan as plan_target
+
+MIN_MODELS = 3                  # a target with fewer training models gets no item model
+METADATA = """
+    SELECT model, any_value(release_date) AS release_date, any_value(output_price) AS output_price,
+           any_value(openness) AS openness, any_value(active_parameter_count_b) AS active_parameter_count_b,
+           any_value(parameter_count_b) AS parameter_count_b
+    FROM model_metadata WHERE agent = 'openhands' GROUP BY model"""
+
+
+@dataclass
+class AnchorFit:
+    """What ``fit_anchors`` made: per target its model, trained-on models and item keys; priors from metadata
+    of every described model; the targets left without an item model and why."""
+    fit_id: str
+    level: float
+    targets: dict[str, TargetModel] = field(default_factory=dict)
+    items: dict[str, list[tuple[str, str]]] = field(default_factory=dict)      # target -> (subdir, instance_id)
+    priors: list[tuple[str, str, Prior]] = field(default_factory=list)          # (target, model, prior)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _target_rows(con: duckdb.DuckDBPyConnection, target: str, exclude: list[str]):
+    return con.execute("""
+        SELECT s.model, s.subdir, s.instance_id, s.score
+        FROM scores AS s JOIN models AS m ON m.model = s.model
+        WHERE s.benchmark = ? AND s.score IS NOT NULL AND NOT m.held
+          AND NOT list_contains(?::VARCHAR[], s.model)
+        ORDER BY s.model, s.subdir, s.instance_id""", [target, exclude]).fetchall()
+
+
+def _features(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
+    cols = ["model", "release_date", "output_price", "openness", "active_parameter_count_b", "parameter_count_b"]
+    return {row[0]: metadata_features(dict(zip(cols, row))) for row in con.execute(METADATA).fetchall()}
+
+
+def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str, *, targets: list[str] | None = None,
+                exclude: list[str] | None = None, level: float = 0.8, inner_folds: int = 5,
+                progress=None) -> AnchorFit:
+    """Fit every target's anchors estimator (``targets``: default every target benchmark) on the models
+    with rows there, leaving out ``exclude`` (e.g. models to predict as if new) and held models."""
+    exclude = list(exclude or [])
+    if targets is None:
+        targets = [t for (t,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target' "
+                                             "ORDER BY benchmark").fetchall()]
+    features = _features(con)
+    width = len(next(iter(features.values()))) if features else 4
+    out = AnchorFit(fit_id, level)
+    for target in targets:
+        rows = _target_rows(con, target, exclude)
+        models = sorted({r[0] for r in rows})
+        if len(models) < MIN_MODELS:
+            out.skipped[target] = f"{len(models)} model(s) with rows (at least {MIN_MODELS} needed)"
+            continue
+        keys = sorted({(r[1], r[2]) for r in rows})
+        col = {k: j for j, k in enumerate(keys)}
+        row = {m: i for i, m in enumerate(models)}
+        y = np.full((len(models), len(keys)), np.nan)
+        for model, subdir, instance_id, score in rows:
+            y[row[model], col[(subdir, instance_id)]] = score
+        x = np.stack([features.get(m, np.full(width, np.nan)) for m in models])
+        if progress is not None:
+            progress(f"anchors: item model of {target} ({len(models)} models x {len(keys)} instances)")
+        fitted = fit_target(y, models, x, level=level, inner_folds=inner_folds)
+        out.targets[target], out.items[target] = fitted, keys
+        for model, feats in sorted(features.items()):
+            prior = metadata_prior(fitted.features, fitted.abilities, feats)
+            if prior is not None:
+                out.priors.append((target, model, prior))
+    return out
+
+
+def store_anchor_fit(con: duckdb.DuckDBPyConnection, fit: AnchorFit) -> None:
+    """Write ``fit``'s rows (one transaction is the caller's)."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    for target, tm in fit.targets.items():
+        keys = fit.items[target]
+        con.execute("INSERT INTO anchor_fits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [fit.fit_id, target, len(tm.models), tm.n_items, fit.level,
+                     NormalDist().inv_cdf((1 + fit.level) / 2), DOF, tm.models, now])
+        p = tm.params.prob(tm.grid)                                           # (P, n)
+        tables = {
+            "anchor_items": {"fit_id": fit.fit_id, "target": target, "subdir": [k[0] for k in keys],
+                             "instance_id": [k[1] for k in keys], "a": tm.params.a, "b": tm.params.b},
+            "anchor_grid": {"fit_id": fit.fit_id, "target": target, "point": np.arange(tm.grid.size),
+                            "theta": tm.grid.theta, "slip": tm.grid.slip,
+                            "slip_weight": tm.slip_weights[tm.grid.level],
+                            "expected_total": p.sum(1), "noise_total": (p * (1 - p)).sum(1)},
+            "anchor_curve": {"fit_id": fit.fit_id, "target": target, "theta": tm.curve_theta,
+                             "full_mean": tm.curve},
+            "anchor_factors": {"fit_id": fit.fit_id, "target": target, "k": list(tm.factors),
+                               "factor": [v if np.isfinite(v) else None for v in tm.factors.values()]},
+        }
+        for name, columns in tables.items():
+            n = max(len(v) for v in columns.values() if not isinstance(v, str))
+            arrow = pa.table({k: [v] * n if isinstance(v, str) else v for k, v in columns.items()})
+            con.register("_anchor_rows", arrow)
+            try:
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _anchor_rows")
+            finally:
+                con.unregister("_anchor_rows")
+    if fit.priors:
+        con.executemany("INSERT INTO anchor_priors VALUES (?, ?, ?, ?, ?, ?)",
+                        [[fit.fit_id, t, m, p.mean, p.sd, p.kind] for t, m, p in fit.priors])
+
+
+# ------------------------------------------------------------------------------------------------ plan
+@dataclass
+class AnchorPlanRow:
+    """One anchor to run: the target instance and what it is expected to cost (USD; None: unknown)."""
+    target: str
+    subdir: str
+    instance_id: str
+    rank: int
+    expected_cost: float | None
+
+
+@dataclass
+class TargetAnchors:
+    """Per target: the model's current estimate (shares), its anchors so far, the prior used, and the plan."""
+    target: str
+    predicted: float | None
+    low: float | None
+    high: float | None
+    anchors: int
+    prior: str
+    rows: list[AnchorPlanRow]
+
+    @property
+    def cost(self) -> float:
+        return float(sum(r.expected_cost or 0.0 for r in self.rows))
+
+
+def _stored_target(con: duckdb.DuckDBPyConnection, fit_id: str, target: str):
+    """The stored TargetModel of one target, with its item keys (read back from the rows)."""
+    items = con.execute("SELECT subdir, instance_id, a, b FROM anchor_items WHERE fit_id = ? AND target = ? "
+                        "ORDER BY subdir, instance_id", [fit_id, target]).fetchall()
+    grid = con.execute("SELECT theta, slip, slip_weight FROM anchor_grid WHERE fit_id = ? AND target = ? "
+                       "ORDER BY point", [fit_id, target]).fetchall()
+    level = con.execute("SELECT level FROM anchor_fits WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchone()[0]
+    theta = np.array([g[0] for g in grid])
+    slip = np.array([g[1] for g in grid])
+    levels, index = np.unique(slip, return_inverse=True)
+    weights = np.zeros(levels.size)
+    weights[index] = [g[2] for g in grid]
+    params = ItemParams(np.array([r[2] for r in items]), np.array([r[3] for r in items]))
+    model = TargetModel(params, Grid(theta, slip, levels, index), weights, [], np.zeros(0), np.zeros((0, 4)),
+                        np.zeros(0), np.zeros(0), level)
+    return model, [(r[0], r[1]) for r in items]
+
+
+def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int) -> list[TargetAnchors]:
+    """Per target of the current anchor fits, the ``count`` instances ``model`` should run next (adaptive:
+    given the anchors it already has), with their expected costs (``anchor_costs``)."""
+    out = []
+    state = con.execute("""
+        SELECT e.target, e.fit_id, e.predicted, e.low, e.high, e.anchors, e.prior_kind, e.prior_mean, e.prior_sd
+        FROM anchor_estimates AS e WHERE e.model = ? ORDER BY e.target""", [model]).fetchall()
+    for target, fit_id, predicted, low, high, anchors, kind, mean, sd in state:
+        tm, keys = _stored_target(con, fit_id, target)
+        results = dict(((s, i), y) for s, i, y in con.execute(
+            "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ? AND score IS NOT NULL",
+            [model, target]).fetchall())
+        y = np.array([results.get(k, np.nan) for k in keys], dtype=np.float64)
+        observed = np.isfinite(y)
+        chosen = plan_target(tm, Prior(mean, sd, kind), y, observed, count) if count > 0 else np.zeros(0, int)
+        costs = dict(((s, i), c) for s, i, c in con.execute(
+            "SELECT subdir, instance_id, expected_cost FROM anchor_costs WHERE model = ? AND benchmark = ?",
+            [model, target]).fetchall())
+        rows = [AnchorPlanRow(target, keys[j][0], keys[j][1], rank + 1, costs.get(keys[j]))
+                for rank, j in enumerate(chosen)]
+        out.append(TargetAnchors(target, predicted, low, high, int(anchors), kind, rows))
+    return out
+
+
+__all__ = ["KS", "MIN_MODELS", "AnchorFit", "AnchorPlanRow", "TargetAnchors", "fit_anchors", "plan_anchors",
+           "store_anchor_fit"]
