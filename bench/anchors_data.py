@@ -22,14 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ingest.openhands_index import BENCHMARKS, KNOWN_SPELLINGS
+
 TARGETS = ["gaia", "swebench", "swebench_multimodal", "swtbench", "commit0"]
-OPENHANDS_FILES = {"gaia": "gaia", "swebench": "swe-bench", "swebench_multimodal": "swe-bench-multimodal",
-                   "swtbench": "swt-bench", "commit0": "commit0"}
+OPENHANDS_FILES = {bench: name for name, bench in BENCHMARKS.items()}     # warehouse name -> index file stem
 # the OpenHands Index README's name map: its spelling -> the Pace (warehouse) name
-SAME_MODEL = {"claude-opus-4-5": "Claude-4.5-Opus", "claude-opus-4-6": "Claude-4.6-Opus",
-              "claude-sonnet-4-5": "Claude-4.5-Sonnet", "Gemini-3-Flash": "Gemini-3-Flash-Preview",
-              "Gemini-3-Pro": "Gemini-3-Pro-Preview", "Qwen3-Coder-480B": "Qwen3-Coder-480B-A35B-Instruct",
-              "DeepSeek-V3.2-Reasoner": "DeepSeek-V3.2"}
+SAME_MODEL = KNOWN_SPELLINGS
 SECOND_SPELLINGS = {"Minimax-2.7"}
 PACE_FILE_NAMES = {"DeepSeek-V3.2": ["DeepSeek-V3.2", "DeepSeek-V3.2-Reasoner"]}
 

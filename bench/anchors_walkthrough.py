@@ -28,14 +28,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from ingest.openhands_index import BENCHMARKS, KNOWN_SPELLINGS  # noqa: E402
+
 SHARED = REPO.parent / "shared"
 PACE = Path(sys.executable).parent / "pace"
-INDEX_NAMES = {"swebench": "swe-bench", "swtbench": "swt-bench", "swebench_multimodal": "swe-bench-multimodal",
-               "gaia": "gaia", "commit0": "commit0"}
-#: the README's spellings of the Pace models in the index (`pace alias add INDEX_NAME PACE_NAME`)
-ALIASES = {"claude-opus-4-5": "Claude-4.5-Opus", "claude-opus-4-6": "Claude-4.6-Opus",
-           "claude-sonnet-4-5": "Claude-4.5-Sonnet", "Gemini-3-Flash": "Gemini-3-Flash-Preview",
-           "Gemini-3-Pro": "Gemini-3-Pro-Preview", "Qwen3-Coder-480B": "Qwen3-Coder-480B-A35B-Instruct"}
+INDEX_NAMES = {bench: name for name, bench in BENCHMARKS.items()}     # warehouse name -> index file stem
 
 
 def pace(*args, db: Path, log: list) -> dict | str:
@@ -57,6 +56,10 @@ def own_results(model: str) -> dict[str, dict]:
     folder = SHARED / "openhands-index" / "results" / model / "instance_results"
     return {bench: json.loads((folder / f"{name}.json").read_text())
             for bench, name in INDEX_NAMES.items() if (folder / f"{name}.json").is_file()}
+
+
+def fmt(d: dict) -> str:
+    return "-" if d["predicted"] is None else f"{d['predicted']:.1f} [{d['low']:.1f}-{d['high']:.1f}]"
 
 
 def write_batch(folder: Path, model: str, chosen: dict[str, set], own: dict[str, dict]) -> None:
@@ -91,7 +94,7 @@ def main() -> None:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     started = time.perf_counter()
     pace("ingest", SHARED / "pace-results" / "standardized_results", db=db, log=log)
-    for alias, name in ALIASES.items():
+    for alias, name in KNOWN_SPELLINGS.items():      # the README's spellings, applied as a user would
         pace("alias", "add", alias, name, "--yes", db=db, log=log)
     pace("import", "openhands-index", index, db=db, log=log)
     fit = pace("fit", "--task", "abs", "--json", db=db, log=log)
@@ -129,7 +132,6 @@ def main() -> None:
         print(f"\n{model}: target, truth, metadata only [interval], after anchors [interval], anchors, cost/full USD")
         for target, r in rows.items():
             m, a = r["metadata_only"], r["after_anchors"]
-            fmt = lambda d: "-" if d["predicted"] is None else f"{d['predicted']:.1f} [{d['low']:.1f}-{d['high']:.1f}]"
             truth_s = "-" if r["truth_pct"] is None else f"{r['truth_pct']:.1f}"
             print(f"  {target:<20} {truth_s:>6}  {fmt(m):<20} {fmt(a):<20} {r['anchors']!s:>3}  "
                   f"{r['cost_usd']:.2f}/{r['full_cost_usd']:.2f}")
