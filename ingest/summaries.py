@@ -52,7 +52,7 @@ def rule_fingerprint() -> str:
 
 
 def is_stale(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchone()
+    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchall()[0]
     return not (row and row[0] == rule_fingerprint())
 
 
@@ -80,10 +80,10 @@ def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
           ON s.model = r.model AND s.benchmark = r.benchmark AND s.subdir = r.subdir AND s.origin = r.origin
          AND s.source_ref = r.source_ref
         WHERE s.model IS NULL OR r.model IS NULL OR s.n_rows <> r.n_rows OR s.n_scored <> r.n_scored
-           OR s.fingerprint <> r.fingerprint""").fetchone()[0]
+           OR s.fingerprint <> r.fingerprint""").fetchall()[0][0]
     leaves = con.execute(f"""
         SELECT count(*) FROM leaf_counts AS s FULL OUTER JOIN ({_LEAVES}) AS r USING (benchmark, subdir)
-        WHERE s.n_instances IS DISTINCT FROM r.n_instances""").fetchone()[0]
+        WHERE s.n_instances IS DISTINCT FROM r.n_instances""").fetchall()[0][0]
     key = " AND ".join(f"s.{k} = r.{k}" for k in _STATS_KEY)
     close = " AND ".join(f"(s.{c} IS NULL) = (r.{c} IS NULL) AND coalesce(abs(s.{c} - r.{c}), 0) <= {_TOLERANCE}"
                          for c in ("mean_score", "difficulty", "variance", "discrimination"))
@@ -94,7 +94,7 @@ def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
            OR NOT coalesce(list_bool_and(list_transform(list_zip(map_values(s.target_correlation),
                                                                  map_values(r.target_correlation)),
                    lambda p: (p[1] IS NULL) = (p[2] IS NULL) AND coalesce(abs(p[1] - p[2]), 0) <= {_TOLERANCE})), true)
-        """).fetchone()[0]
+        """).fetchall()[0][0]
     for table, n in (("score_counts", counts), ("leaf_counts", leaves), ("instance_stats", stats)):
         if n:
             found[table] = n
@@ -117,7 +117,7 @@ def totals(con: duckdb.DuckDBPyConnection) -> tuple:
             FROM every AS e LEFT JOIN model_holds AS h USING (model))
         SELECT (SELECT coalesce(sum(n_rows), 0) FROM score_counts), (SELECT count(*) FROM score_files),
                (SELECT count(*) FROM per_model WHERE known), (SELECT count(*) FROM per_model WHERE NOT known),
-               (SELECT count(*) FROM leaf_counts)""").fetchone()
+               (SELECT count(*) FROM leaf_counts)""").fetchall()[0]
 
 
 def per_benchmark(con: duckdb.DuckDBPyConnection) -> list[tuple]:

@@ -114,7 +114,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             derived.refresh_stale(con, list(stores))
         if stores:
             n_cells, n_stats = con.execute("SELECT (SELECT count(*) FROM collapsed_cells), "
-                                           "(SELECT count(*) FROM instance_stats)").fetchone()
+                                           "(SELECT count(*) FROM instance_stats)").fetchall()[0]
             repaired.append(f"recomputed the stored {' and '.join(stores)} from scores ({n_cells:,} collapsed "
                             f"cells, {n_stats:,} instance_stats rows)")
         if not foreign:

@@ -16,7 +16,7 @@ def set_role(con: duckdb.DuckDBPyConnection, benchmark: str, role: str) -> None:
     can be collapsed) and summaries in the same transaction. A target past :data:`MAX_TARGETS` is refused."""
     if role == "target":
         others = con.execute("SELECT count(*) FROM benchmarks WHERE role = 'target' AND benchmark <> ?",
-                             [benchmark]).fetchone()[0]
+                             [benchmark]).fetchall()[0][0]
         if others >= MAX_TARGETS:
             raise UserError(f"{benchmark}: the warehouse has {others} targets already, the most instance_stats "
                             f"correlates with ({MAX_TARGETS}); make one of them a source or excluded first")
