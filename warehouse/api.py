@@ -688,6 +688,9 @@ class Warehouse:
             validate.number(budget, "--budget", 0, float("inf"))
         with self._reading() as con:
             anchor_plan = plan_anchors(con, model, anchors) if anchors else []
+            if anchors and not anchor_plan and not (_has_rows(con, model) or _has_metadata(con, model)):
+                raise UserError(f"no model {model!r} here (no score rows, no metadata): import its metadata.json "
+                                "(`pace import openhands-index DIR`) or its results first")
             if anchors and not anchor_plan:
                 raise UserError(f"no anchors item model serves {model!r}: run `pace fit` (with agentic target rows "
                                 "of at least 3 models), or the model is one the item models were trained on")

@@ -157,3 +157,5 @@ def test_plan_flags_are_checked(copy):
     model = trained.stdout.strip().splitlines()[-1]
     r = run_pace("plan", model, "--anchors", "3", "--db", db)
     assert r.exit_code == 2 and "trained on" in r.stderr
+    r = run_pace("plan", "Nobody-9", "--anchors", "3", "--db", db)
+    assert r.exit_code == 2 and "no model 'Nobody-9' here" in r.stderr
