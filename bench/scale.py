@@ -9,10 +9,17 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   to numbers), its frames concatenated and loaded into DuckDB one benchmark at a time
                   (one concat of 10^8 rows would need far more memory than the machine has); killed at
                   the RSS cap, the time for all files is extrapolated from its rate, and labelled so
+    duckdb_csv    peer: DuckDB's own `read_csv` over every file at once, model / benchmark / subdir joined
+                  from the file name, scores cast, into a table (no check, provenance or lake)
+    polars        peer: polars `scan_csv` over one benchmark's files at a time (memory bounded, as the
+                  pandas loop), collected and loaded into a DuckDB table through Arrow (no check either)
+    floor         DuckDB's append alone: as many constant rows of pace's `scores` layout as the tree has,
+                  inserted into a new file (what storing the rows costs before anything is parsed)
     sizes         database file and Parquet lake on disk
-    stats         a full scan of the instance_stats view
-    status        `pace status --json` (counts per benchmark, lake row counts)
-    doctor        `pace doctor --check --json` (content fingerprint of scores and of the lake)
+    stats         a full scan of the stored instance_stats table (kept at write time)
+    stats_live    a full scan of instance_stats_live, the rule that table is kept equal to
+    status        `pace status --json` (counts per benchmark, lake row counts: from the counters)
+    doctor        `pace doctor --check --json` (marks, counters and the lake records: no score row read)
     matrices      the evaluation inputs: loocv_inputs pivoted into dense arrays (warehouse.matrices)
     fit           `pace fit FIT_ARGS --json` (default: no arguments, i.e. the default method with
                   intervals); killed at the RSS cap or the timeout, and recorded as such
@@ -58,8 +65,8 @@ RESULTS = REPO / "bench" / "results" / "scale.json"
 PLOT = REPO / "bench" / "results" / "scale.png"
 PY = sys.executable
 PACE = str(Path(sys.executable).parent / "pace")
-STEPS = ("ingest", "reingest", "pandas", "sizes", "stats", "status", "doctor", "matrices", "fit", "lookup_fit",
-         "add_model", "lookups", "lookups_default")
+STEPS = ("ingest", "reingest", "pandas", "duckdb_csv", "polars", "floor", "sizes", "stats", "stats_live", "status",
+         "doctor", "matrices", "fit", "lookup_fit", "add_model", "lookups", "lookups_default")
 DEFAULT_STEPS = tuple(s for s in STEPS if s not in ("matrices", "lookups_default"))
 LOOKUP_BUDGET_S = 60.0      # per kind of lookup: slow lookups are timed over fewer calls
 GIB = 1 << 30
@@ -181,6 +188,91 @@ def probe_pandas(tree: str) -> None:
     print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
 
 
+#: the table every peer loader fills: the keys and values pace stores, without its checks and bookkeeping
+PEER_TABLE = ("CREATE TABLE scores (model VARCHAR, benchmark VARCHAR, subdir VARCHAR, instance_id VARCHAR, "
+              "score DOUBLE, metric_name VARCHAR)")
+
+
+def _peer_files(tree: str):
+    """The tree's files as the peers see them: (path, model, benchmark, subdir) per file."""
+    sys.path.insert(0, str(REPO))
+    from ingest.tree import discover
+
+    return [(str(sf.path), sf.file_model, sf.benchmark, sf.subdir) for sf in discover(tree)]
+
+
+def probe_duckdb_csv(tree: str) -> None:
+    """DuckDB's own reader: one `read_csv` over every file of the tree (its parallel reader, explicit
+    VARCHAR columns), each row's model / benchmark / subdir joined from its file name, scores cast, into
+    a table. No check, no provenance, no lake."""
+    import duckdb
+    import pyarrow as pa
+
+    started = time.perf_counter()
+    files = _peer_files(tree)
+    with tempfile.TemporaryDirectory(dir=Path(tree).parent) as tmp:
+        con = duckdb.connect(str(Path(tmp) / "peer.duckdb"))
+        con.execute(PEER_TABLE)
+        meta = pa.table(list(zip(*files)), names=["filename", "model", "benchmark", "subdir"])
+        con.register("files", meta)
+        con.execute("""
+            INSERT INTO scores
+            SELECT f.model, f.benchmark, f.subdir, r.id, TRY_CAST(r.score AS DOUBLE), r.metric_name
+            FROM read_csv($paths, columns = {'id': 'VARCHAR', 'score': 'VARCHAR', 'metric_name': 'VARCHAR'},
+                          header = true, auto_detect = false, filename = true) AS r
+            JOIN files AS f USING (filename)""", {"paths": [f[0] for f in files]})
+        stored = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+        con.close()
+    print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
+
+
+def probe_polars(tree: str) -> None:
+    """polars' lazy reader: `scan_csv` over the files of one benchmark at a time (as the pandas loop,
+    so that memory stays bounded), file names joined to model / subdir, collected and loaded into a
+    DuckDB table through Arrow. No check, no provenance, no lake."""
+    import duckdb
+    import polars as pl
+
+    started = time.perf_counter()
+    files = _peer_files(tree)
+    rows = 0
+    with tempfile.TemporaryDirectory(dir=Path(tree).parent) as tmp:
+        con = duckdb.connect(str(Path(tmp) / "peer.duckdb"))
+        con.execute(PEER_TABLE)
+        meta = pl.DataFrame(files, schema=["path", "model", "benchmark", "subdir"], orient="row")
+        for benchmark in dict.fromkeys(f[2] for f in files):
+            mine = meta.filter(pl.col("benchmark") == benchmark)
+            part = (pl.scan_csv(mine["path"].to_list(), schema={"id": pl.Utf8, "score": pl.Utf8, "metric_name": pl.Utf8},
+                                include_file_paths="path")
+                    .join(mine.lazy(), on="path")
+                    .select("model", "benchmark", "subdir", pl.col("id").alias("instance_id"),
+                            pl.col("score").cast(pl.Float64, strict=False), "metric_name")
+                    .collect().to_arrow())
+            con.register("part", part)
+            con.execute("INSERT INTO scores SELECT * FROM part")
+            con.unregister("part")
+            rows += part.num_rows
+        stored = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+        con.close()
+    print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
+
+
+def probe_floor(rows: str) -> None:
+    """The cost of DuckDB's own append alone: ``rows`` constant rows of pace's `scores` layout (nine
+    columns) inserted into a new warehouse-like file, nothing parsed. The floor under any loader that
+    stores the rows in DuckDB."""
+    import duckdb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        con = duckdb.connect(str(Path(tmp) / "floor.duckdb"))
+        con.execute((REPO / "sql" / "004_scores.sql").read_text())
+        started = time.perf_counter()
+        con.execute(f"""INSERT INTO scores SELECT 'Model-1', 'bench', '', range::VARCHAR, 0.5, 'acc', 'ingest',
+                                               'bench/Model-1.csv', TIMESTAMP '2025-01-01' FROM range({int(rows)})""")
+        con.close()
+    print(json.dumps({"rows": int(rows), "s": time.perf_counter() - started}))
+
+
 def probe_matrices(db: str) -> None:
     """The evaluation inputs as `pace loocv` / `pace fit` build them (fold_cells)."""
     sys.path.insert(0, str(REPO))
@@ -296,17 +388,32 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         steps["pandas"] = step
         print(f"[{n_models}] pandas: {_brief(step)}", flush=True)
         save(res)
+    for name, flag in (("duckdb_csv", "--probe-duckdb-csv"), ("polars", "--probe-polars")):
+        if name in want:
+            r = run([PY, __file__, flag, str(tree)], timeout=timeout, cap=cap)
+            done = _json(r)
+            steps[name] = {**_public(r), **({"rows": done["rows"], "rows_per_s": round(done["rows"] / r["wall_s"])}
+                                            if done else {})}
+            print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
+            save(res)
+    if "floor" in want and res.get("rows"):
+        r = run([PY, __file__, "--probe-floor", str(res["rows"])], timeout=timeout, cap=cap)
+        done = _json(r) or {}
+        steps["floor"] = {**_public(r), **done}
+        print(f"[{n_models}] floor: {_brief(steps['floor'])}", flush=True)
+        save(res)
     if "sizes" in want and db.exists():
         res["sizes"] = {"db_mib": round(_du(db) / 2**20), "lake_mib": round(_du(wh / "lake") / 2**20)}
         print(f"[{n_models}] sizes: {res['sizes']}", flush=True)
         save(res)
-    if "stats" in want and db.exists():
-        r = run([PACE, "sql", "SELECT count(*), sum(n_models), sum(mean_score), sum(variance), sum(discrimination), "
-                 "sum(cardinality(target_correlation)) FROM instance_stats",     # every column, so none is pruned
-                 "--db", str(db), "--json"], timeout=timeout, cap=cap)
-        steps["stats"] = _public(r)
-        print(f"[{n_models}] stats: {_brief(steps['stats'])}", flush=True)
-        save(res)
+    for name, relation in (("stats", "instance_stats"), ("stats_live", "instance_stats_live")):
+        if name in want and db.exists():       # the stored table, then the rule it is kept equal to
+            r = run([PACE, "sql", "SELECT count(*), sum(n_models), sum(mean_score), sum(variance), "
+                     "sum(discrimination), sum(cardinality(target_correlation)) FROM " + relation,   # no column pruned
+                     "--db", str(db), "--json"], timeout=timeout, cap=cap)
+            steps[name] = _public(r)
+            print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
+            save(res)
     for name, cmd in (("status", ["status"]), ("doctor", ["doctor", "--check"])):
         if name in want and db.exists():
             r = run([PACE, *cmd, "--db", str(db), "--json"], timeout=timeout, cap=cap)
@@ -389,29 +496,31 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
 
     plt = pyplot()
     sizes = sorted(results.get("sizes", {}).values(), key=lambda s: s.get("rows") or 0)
+    def wall(step):
+        return lambda s: s["steps"].get(step, {}).get("wall_s") if s["steps"].get(step, {}).get("rc") == 0 else None
+
+    def p50(step, what):
+        return lambda s: ((s["steps"].get(step, {}).get(what) or {}).get("p50_ms") or 0) / 1000 or None
+
     series = {
-        "ingest (ours)": lambda s: s["steps"].get("ingest", {}).get("wall_s"),
-        "pandas loop": lambda s: s["steps"].get("pandas", {}).get("wall_s")
-        if not s["steps"].get("pandas", {}).get("killed") else None,
-        "re-ingest (no-op)": lambda s: s["steps"].get("reingest", {}).get("wall_s"),
-        "instance_stats scan": lambda s: s["steps"].get("stats", {}).get("wall_s"),
-        "evaluation inputs (loocv_inputs)": lambda s: None if s["steps"].get("matrices", {}).get("note")
-        else s["steps"].get("matrices", {}).get("s"),
-        "pace fit": lambda s: s["steps"].get("fit", {}).get("wall_s") if s["steps"].get("fit", {}).get("rc") == 0
-        else None,
-        "add one model": lambda s: s["steps"].get("add_model", {}).get("wall_s"),
-        "predictions, one model (p50)": lambda s: (s["steps"].get("lookups", {}).get("predictions") or {}).get(
-            "p50_ms", 0) / 1000 or None,
-        "predictions, one model, default fit (p50)": lambda s: (
-            s["steps"].get("lookups_default_fit", {}).get("predictions") or {}).get("p50_ms", 0) / 1000 or None,
-        "plan, new model (p50)": lambda s: (s["steps"].get("lookups", {}).get("plan_new_model") or {}).get(
-            "p50_ms", 0) / 1000 or None,
+        "ingest (ours)": wall("ingest"),
+        "DuckDB read_csv (peer)": wall("duckdb_csv"),
+        "polars scan_csv (peer)": wall("polars"),
+        "pandas loop (peer)": lambda s: wall("pandas")(s) if not s["steps"].get("pandas", {}).get("killed") else None,
+        "DuckDB append alone (floor)": wall("floor"),
+        "re-ingest (no-op)": wall("reingest"),
+        "add one model": wall("add_model"),
+        "instance_stats (stored table)": wall("stats"),
+        "instance_stats_live (the rule)": wall("stats_live"),
+        "pace status": wall("status"),
+        "pace fit": wall("fit"),
+        "predictions, one model (p50)": p50("lookups", "predictions"),
     }
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    for label, get in series.items():
+    for k, (label, get) in enumerate(series.items()):
         pts = [(s["rows"], get(s)) for s in sizes if s.get("rows") and get(s)]
-        if pts:
-            ax.plot(*zip(*pts), marker="o", label=label)
+        if pts:      # past the 10 colours of the cycle, dashed lines with square marks tell the series apart
+            ax.plot(*zip(*pts), marker="o" if k < 10 else "s", linestyle="-" if k < 10 else "--", label=label)
     extra = [(s["rows"], s["steps"]["pandas"]["extrapolated_wall_s"]) for s in sizes
              if s.get("rows") and s["steps"].get("pandas", {}).get("extrapolated_wall_s")]
     if extra:
@@ -427,58 +536,45 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
     return path
 
 
-def _pandas_rate(step: dict) -> tuple[float | None, str]:
-    """The pandas loop's rows/s and how it was obtained ('' = it finished)."""
-    if step.get("rc") == 0 and step.get("rows_per_s"):
-        return step["rows_per_s"], ""
-    p = step.get("progress_at_kill")
-    if p and p.get("s"):
-        return p["rows"] / p["s"], f"killed after {p['files']}/{p['of']} files: rate of that prefix"
-    return None, "-"
+def _rate(step: dict) -> float | None:
+    return step.get("rows_per_s") if step.get("rc") == 0 else None
+
+
+def _load(step: dict) -> str:
+    return f"{step['load_before'][0]:.0f}" if step.get("load_before") else "-"
 
 
 def table(results: dict) -> str:
-    """The README table (markdown)."""
-    head = ("| models | rows | ingest s | ours M rows/s | pandas loop M rows/s | ours / pandas wall (CPU) | ingest peak RSS "
-            "| DB / lake MiB | instance_stats s | status / doctor s | plan p50 / p95 ms | predictions p50 / p95 ms "
-            "| pace fit |")
+    """The README table (markdown): every figure of a size from one run, the load average beside it."""
+    head = ("| models | rows | ingest s (CPU s) | ours M rows/s | DuckDB read_csv | polars scan_csv | pandas loop "
+            "| ours / pandas | ours / fastest peer, wall (CPU) | DuckDB append floor s (CPU) | ingest peak RSS "
+            "| instance_stats s: stored / live | status / doctor --check s | predictions p50 ms | pace fit "
+            "| load (ingest, peers) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in sorted(results.get("sizes", {}).values(), key=lambda s: s["models"]):
         st = s["steps"]
         ing, fit = st.get("ingest", {}), st.get("fit", {})
-        ours = ing.get("rows_per_s")
-        theirs, how = _pandas_rate(st.get("pandas", {}))
-        ratio = f"{ours / theirs:.1f}x" if ours and theirs else "-"
-        pst = st.get("pandas", {})
-        if ing.get("cpu_s") and pst.get("rc") == 0 and pst.get("cpu_s"):     # per CPU-second: less load-bound
-            ratio += f" ({pst['cpu_s'] / ing['cpu_s']:.1f}x)"
-        pandas = f"{theirs / 1e6:.2f}" + (f" ({how})" if how else "") if theirs else how
-        if fit.get("note"):
-            fit_s = "not run since the merge (before: " + (f"killed, {fit['killed']}" if fit.get("killed") else
-                                                          f"rc {fit.get('rc')}, out of memory") + ")"
-        elif fit.get("rc") == 0:
-            fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB"
-        elif fit:
-            fit_s = (f"killed at {fit['wall_s']:.0f} s ({fit['killed']})" if fit.get("killed")
-                     else f"rc {fit.get('rc')}: {fit.get('error', '')}"[:70])
-        else:
-            fit_s = "-"
-        lk = st.get("lookups", {})
-        plan_ = lk.get("plan_known_model") or {}
-        # the `fit` step's own fit (all sources) when it succeeded, else `lookup_fit`'s light one
-        first = "full" if fit.get("rc") == 0 else "light"
-        pred_s = "; ".join(f"{pred['p50_ms']} / {pred['p95_ms']}" + (f" ({kind} {'+'.join(probe['current_fits'])} fit)"
-                                                                      if probe.get("current_fits") else "")
-                           for kind, probe in ((first, lk), ("light", st.get("lookups_default_fit", {})))
-                           for pred in [probe.get("predictions")] if pred) or "- / -"
-        sizes = s.get("sizes", {})
-        sd = "/".join(f"{st[k]['wall_s']:.1f}" if k in st else "-" for k in ("status", "doctor"))
-        lines.append(f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} | "
-                     f"{(ours or 0) / 1e6:.2f} | {pandas} | {ratio} | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
-                     f"{sizes.get('db_mib', '-')} / {sizes.get('lake_mib', '-')} | "
-                     f"{st.get('stats', {}).get('wall_s', 0):.1f} | {sd} | "
-                     f"{plan_.get('p50_ms', '-')} / {plan_.get('p95_ms', '-')} | "
-                     f"{pred_s} | {fit_s} |")
+        ours = _rate(ing)
+        peers = {name: _rate(st.get(name, {})) for name in ("duckdb_csv", "polars", "pandas")}
+        shown = {k: f"{v / 1e6:.2f}" if v else "-" for k, v in peers.items()}
+        pandas = peers["pandas"]
+        fastest = max((k for k in ("duckdb_csv", "polars") if peers[k]), key=lambda k: peers[k], default=None)
+        vs_fast = "-"
+        if ours and fastest:
+            peer = st[fastest]
+            vs_fast = f"{peer['wall_s'] / ing['wall_s']:.2f}x ({peer['cpu_s'] / ing['cpu_s']:.2f}x) of {fastest}"
+        floor = st.get("floor", {})
+        fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB" if fit.get("rc") == 0 else "-"
+        pred = (st.get("lookups", {}).get("predictions") or {}).get("p50_ms", "-")
+        sd = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("status", "doctor"))
+        stats = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("stats", "stats_live"))
+        loads = "/".join(_load(st.get(k, {})) for k in ("ingest", "duckdb_csv", "polars", "pandas"))
+        lines.append(
+            f"| {s['models']} | {s.get('rows', 0):,} | {ing.get('wall_s', 0):.1f} ({ing.get('cpu_s', 0):.0f}) | "
+            f"{(ours or 0) / 1e6:.2f} | {shown['duckdb_csv']} | {shown['polars']} | {shown['pandas']} | "
+            f"{f'{ours / pandas:.1f}x' if ours and pandas else '-'} | {vs_fast} | "
+            f"{floor.get('wall_s', '-')} ({floor.get('cpu_s', '-')}) | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
+            f"{stats} | {sd} | {pred} | {fit_s} | {loads} |")
     return "\n".join(lines)
 
 
@@ -494,6 +590,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="folder for trees and warehouses (default: a temp "
                         "folder, removed at the end unless --keep)")
     parser.add_argument("--keep", action="store_true", help="keep trees and warehouses")
+    parser.add_argument("--fresh", action="store_true", help="drop the sizes' earlier figures first, so that every "
+                        "figure of a size comes from this run")
     parser.add_argument("--rss-cap-gib", type=float, default=10.0, help="kill a step above this resident memory")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per step")
     parser.add_argument("--fit-timeout", type=float, default=1200.0, help="seconds for `pace fit` (goal: 600 at "
@@ -509,6 +607,9 @@ def main() -> None:
     parser.add_argument("--plot", action="store_true", help="only redraw the plot (and print the table) from the JSON")
     parser.add_argument("--probe-pandas", metavar="TREE", help=argparse.SUPPRESS)
     parser.add_argument("--probe-matrices", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-duckdb-csv", metavar="TREE", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-polars", metavar="TREE", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-floor", metavar="ROWS", help=argparse.SUPPRESS)
     parser.add_argument("--probe-lookups", nargs=4, metavar=("DB", "MODEL", "NEW_MODEL", "CALLS"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -516,6 +617,10 @@ def main() -> None:
         return probe_pandas(args.probe_pandas)
     if args.probe_matrices:
         return probe_matrices(args.probe_matrices)
+    for probe, value in ((probe_duckdb_csv, args.probe_duckdb_csv), (probe_polars, args.probe_polars),
+                         (probe_floor, args.probe_floor)):
+        if value:
+            return probe(value)
     if args.probe_lookups:
         db, model, new_model, calls = args.probe_lookups
         return probe_lookups(db, model, new_model, int(calls))
@@ -538,7 +643,7 @@ def main() -> None:
         results.setdefault("sizes", {})
         try:
             for n in [int(x) for x in args.models.split(",")]:
-                old = results["sizes"].get(str(n), {})
+                old = {} if args.fresh else results["sizes"].get(str(n), {})
 
                 def save(entry: dict, n=n, old=old) -> None:
                     results["sizes"][str(n)] = {**old, **entry, "steps": {**old.get("steps", {}), **entry["steps"]}}

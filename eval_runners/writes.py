@@ -36,7 +36,7 @@ import duckdb
 
 from eval_runners.cache import DuckDBStore
 from eval_runners.client import CallResult
-from ingest.collapsed import refresh as refresh_collapsed
+from ingest.derived import refresh as refresh_derived
 from ingest.lake import mark_pending, sync_lake
 
 #: how long a run waits for the warehouse to store a batch (other processes may hold it that long)
@@ -154,7 +154,7 @@ class Batches:
             con.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", [_now(), self.run_id])
             if written:
                 mark_pending(con, {g.unit.benchmark for g in batch.grades})
-                refresh_collapsed(con)
+                refresh_derived(con)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -1,35 +1,42 @@
-"""Many score files at once: DuckDB's parallel CSV reader does the parsing, batch by batch.
+"""Many score files at once: one multi-threaded Arrow CSV parse per batch of files.
 
-Each file's bytes are read once in Python (:func:`probe`): its sha256 (idempotence) and a few cheap
-byte-level facts decide how it is read:
+A batch's files are read once, on a few threads (:meth:`BatchReader.read`): the bytes are checked
+against the size and modification time seen when the tree was listed, hashed (sha256, the digest
+``score_files`` records: OpenSSL's SHA-NI code is faster than BLAKE2 on the machines this runs on)
+and classified by a few byte-level facts (:func:`_classify`):
 
-* ``fast``: the published header, ASCII, one kind of line ending, no whitespace besides CR/LF.
-  DuckDB reads it (``read_csv`` over the whole batch, explicit VARCHAR columns, strict mode) and
-  turns the score text into a number with the same rule as :func:`ingest.csvfile.parse_scores`
-  (Python ``float`` semantics; the one string DuckDB's cast accepts and Python does not, a ``+-``
-  sign pair, is refused explicitly).
-* ``careful``: valid but with non-ASCII text or whitespace that may need trimming: DuckDB splits
-  the CSV, :func:`ingest.csvfile.normalise` (the per-file parser's own code) trims and converts.
-* ``reference``: a legacy ``id,score`` file (column swap detection), mixed line endings, or bytes
-  that fail a check: the per-file parser :func:`ingest.csvfile.read_rows` reads it, which either
-  raises the ``file:line`` error or returns the rows.
+* ``fast``: the published header, ASCII, no quote, no padding whitespace, every CR followed by LF, no
+  blank line. The bodies (header stripped) of the batch's fast files are joined into one buffer and
+  parsed by one multi-threaded ``pyarrow.csv`` call with quoting off; each row's file follows from the
+  files' newline counts (one line is one row, as nothing can hide a line break). Scores become numbers
+  by the rule of :func:`ingest.csvfile.parse_scores` (Python ``float`` semantics): Arrow's cast when it
+  takes every value (it takes a subset of what ``float`` takes, with the same values), else DuckDB's
+  ``TRY_CAST``, which agrees with ``float`` on such text except for a ``+-`` sign pair (refused
+  explicitly; both checked by the tests).
+* ``careful``: the same, but with non-ASCII text, a byte-order mark or whitespace that may need
+  trimming: joined and parsed alike, then :func:`ingest.csvfile.normalise` (the per-file parser's own
+  code) trims and converts.
+* ``reference``: a legacy ``id,score`` file (column swap detection), quotes, CR-only or blank lines, an
+  empty body, or bytes that fail a check: the per-file parser :func:`ingest.csvfile.read_rows` reads
+  it, which either raises the ``file:line`` error or returns the rows.
 * ``parsed``: rows a harness importer already read and resolved (``pace import``): taken as they are.
 
-After DuckDB's reader, every file's row count must equal its line count less the header; a file
-that differs (blank lines, a quoted line break), an empty id, or a batch DuckDB's strict reader
-refuses is handed to the per-file parser, which names the file and line of the problem, or -- when
-the file is valid after all (e.g. mixed line endings, which DuckDB's strict mode refuses) -- gives
-its rows, so no file the per-file parser accepts is ever refused.
+A joined buffer that Arrow refuses (a ragged line), whose row count differs from the newline counts,
+or that holds an empty id is handed file by file to the per-file parser, in storage order, which
+names the first bad file and line (or, the file being valid after all, gives its rows): so every
+error is the per-file parser's, and no file it accepts is refused.
 
-Repeated ids are found per batch without grouping by (file, id): a bit set of the files that hold
-each (leaf, id) (``bitstring_agg``) has fewer bits than rows only where a file repeats an id; only
-those files go through :func:`ingest.csvfile.resolve_duplicates`.
+Repeated ids are found per batch without grouping by (file, id): the batch's ids are
+dictionary-encoded once, and a file whose id indices only grow holds each id once (see
+:meth:`BatchReader._resolve`); only the files that repeat one go through
+:func:`ingest.csvfile.resolve_duplicates`.
 """
 from __future__ import annotations
 
 import os
-import re
 import time
+from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,31 +44,34 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
-from ingest.csvfile import (HEADER_LEGACY, Resolved, check_ids, header_layout, normalise, read_rows,
+from ingest.csvfile import (HEADER_LEGACY, HEADER_PUBLISHED, Resolved, header_layout, normalise, read_rows,
                             resolve_duplicates, sha256_of)
 from ingest.errors import IngestError
 
 #: bytes that utf8_trim_whitespace would trim besides CR and LF (in ASCII)
 _PADDING = tuple(bytes([c]) for c in b" \t\x0b\x0c\x1c\x1d\x1e\x1f")
-#: a batch holds whole files, up to about this many bytes of CSV (bounds memory, keeps both cores busy)
-BATCH_BYTES = 64 << 20
-BATCH_FILES = 2048
-_COLUMNS = "{'id': 'VARCHAR', 'score': 'VARCHAR', 'metric_name': 'VARCHAR'}"
-_READ = (f"read_csv($files, columns = {_COLUMNS}, header = true, delim = ',', quote = '\"', escape = '\"', "
-         "auto_detect = false, strict_mode = true, force_not_null = ['id', 'score', 'metric_name'])")
+_BOM = b"\xef\xbb\xbf"
+#: the bytes of a fast file's lines: printable ASCII but the quote and the space, and LF
+_PLAIN = bytes(range(0x21, 0x7F)).replace(b'"', b"") + b"\n"
+#: a batch holds whole files, up to about this many bytes of CSV (bounds memory: two batches are in
+#: flight, as bytes, Arrow strings and rows for the lake)
+BATCH_BYTES = 96 << 20
+BATCH_FILES = 4096
+#: threads that read and hash a batch's files (the reads wait on the disk, hashing releases the GIL)
+READ_THREADS = 4
+_COLUMNS = list(HEADER_PUBLISHED)
+_CSV_READ = pcsv.ReadOptions(column_names=_COLUMNS, use_threads=False, block_size=4 << 20)
+_CSV_PARSE = pcsv.ParseOptions(quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False,
+                               ignore_empty_lines=False)
+_CSV_CONVERT = pcsv.ConvertOptions(column_types={c: pa.string() for c in _COLUMNS}, strings_can_be_null=False,
+                                   quoted_strings_can_be_null=False)
 # Python float() semantics on ASCII text without padding: DuckDB's cast agrees except that it takes
 # '+-1' as -1 (checked against Python over every string of 1-6 characters of "01.e+-_").
-_FAST = f"""
-    SELECT file_index::INTEGER AS fi, id AS instance_id,
-           CASE WHEN isfinite(v) THEN v END AS score, metric_name
-    FROM (SELECT file_index, id, metric_name,
-                 CASE WHEN contains(score, '+-') THEN NULL ELSE TRY_CAST(score AS DOUBLE) END AS v
-          FROM {_READ})"""
-_RAW = f"SELECT file_index::INTEGER AS fi, id, score, metric_name FROM {_READ}"
-#: DuckDB refusals of one batch before its remaining files are read by the per-file parser
-_RETRIES = 4
-_FILE_NAMED = re.compile(r"^\s*file = (.*?)\s*$", re.M)
+_SCORE_SQL = """SELECT CASE WHEN isfinite(v) THEN v END AS score
+                FROM (SELECT CASE WHEN contains(score, '+-') THEN NULL ELSE TRY_CAST(score AS DOUBLE) END AS v
+                      FROM score_text)"""
 
 #: an order-free fingerprint of a file's set of ids (the sum of their hashes, modulo 2^64): two files
 #: of a leaf with equal counts and fingerprints hold the same ids (see ingest.anomalies)
@@ -73,46 +83,72 @@ ROWS_SCHEMA = pa.schema([("fi", pa.int32()), ("instance_id", pa.string()), ("sco
 
 @dataclass
 class Probe:
-    """What one read of a file's bytes says about it."""
-    sha256: str
+    """What is known of a file before its rows are read: its size and modification time when the
+    tree was listed, its sha256 once its bytes were read, and (after :func:`_classify`) how it is read."""
+    sha256: str | None
     size: int
     mtime_ns: int
     route: str = ""        # fast | careful | reference | parsed ('' = not classified)
     layout: str = ""       # the header as written: 'id,score,metric_name' or 'id,score'
-    n_lines: int = 0       # lines, the header included
+    n_rows: int = 0        # fast / careful: lines of the body (one row each)
+    body: int = 0          # fast / careful: offset of the body (after the header line)
+
+
+def stat_probe(path: Path) -> Probe:
+    """Size and modification time only (nothing read)."""
+    st = os.stat(path)
+    return Probe(None, st.st_size, st.st_mtime_ns)
 
 
 def probe(path: Path, classify: bool = True) -> Probe:
-    """Hash the file and, if ``classify``, decide how it is read (the bytes are not kept)."""
+    """Read the file once: hash it and, if ``classify``, decide how it is read (the bytes are not kept)."""
     before = os.stat(path)
     data = path.read_bytes()
     p = Probe(sha256_of(data), len(data), before.st_mtime_ns)
     if classify:
-        p.route, p.layout, p.n_lines = _classify(str(path), data)
+        p.route, p.layout, p.n_rows, p.body = _classify(str(path), data)
     return p
 
 
-def _classify(name: str, data: bytes) -> tuple[str, str, int]:
-    if not data or data.isspace() or b"\x00" in data:
-        return "reference", "", 0                     # the per-file parser names the problem
-    ascii_only = data.isascii()
+def _classify(name: str, data: bytes) -> tuple[str, str, int, int]:
+    """(route, layout, body rows, body offset) of a file's bytes (see the module doc).
+
+    Two passes over the bytes, whatever the file: one ``translate`` keeps the bytes that are not plain
+    (quotes, NUL, CR, padding, non-ASCII: usually none, or the CRs), and the newline positions (numpy,
+    which releases the GIL for the reading threads) give the row count and the blank lines."""
+    if not data:
+        return "reference", "", 0, 0
+    rest = data.translate(None, _PLAIN)
+    if b"\x00" in rest or b'"' in rest:
+        return "reference", "", 0, 0                   # the per-file parser names the problem, or reads it
+    ascii_only = rest.isascii()
     if not ascii_only:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            return "reference", "", 0
+            return "reference", "", 0, 0
     try:
         header = header_layout(name, data)
     except IngestError:
-        return "reference", "", 0
+        return "reference", "", 0, 0
+    layout = ",".join(header)
     if header == HEADER_LEGACY:
-        return "reference", ",".join(header), 0      # the per-file parser detects swapped columns
-    n_lf, n_cr = data.count(b"\n"), data.count(b"\r")
-    if n_cr and not (n_cr == n_lf and data.count(b"\r\n") == n_cr):
-        return "reference", ",".join(header), 0      # mixed line endings, or a CR that ends no line
-    n_lines = n_lf + (0 if data.endswith(b"\n") else 1)
-    padded = not ascii_only or any(c in data for c in _PADDING)
-    return ("careful" if padded else "fast"), ",".join(header), n_lines
+        return "reference", layout, 0, 0               # the per-file parser detects swapped columns
+    first = data.find(b"\n")
+    if first < 0 or first + 1 == len(data):
+        return "reference", layout, 0, 0               # header only: the per-file parser says so
+    raw = np.frombuffer(data, np.uint8)
+    if b"\r" in rest:
+        after = np.flatnonzero(raw == 13) + 1
+        if after[-1] == len(raw) or not (raw[after] == 10).all():
+            return "reference", layout, 0, 0           # a CR that ends no line (CR-only endings)
+    lf = np.flatnonzero(raw == 10)
+    gaps = np.diff(lf)
+    if (gaps == 1).any() or ((gaps == 2) & (raw[lf[:-1] + 1] == 13)).any():
+        return "reference", layout, 0, 0               # blank lines: skipped rows shift the line count
+    n_rows = len(lf) - 1 + (0 if data.endswith(b"\n") else 1)
+    padded = not ascii_only or data.startswith(_BOM) or any(c in rest for c in _PADDING)
+    return ("careful" if padded else "fast"), layout, n_rows, first + 1
 
 
 @dataclass
@@ -125,27 +161,34 @@ class FileRows:
     resolved: Resolved | None = None       # set for files that repeat ids
 
 
+class _Refused(Exception):
+    """A joined buffer that cannot be read as a whole: its files go to the per-file parser."""
+
+
 class BatchReader:
     """Reads batches of files (global index ``fi`` into ``names``) into one Arrow table each.
 
-    ``names`` are the files as errors should name them; ``paths`` where they are on disk;
+    ``names`` are the files as errors should name them; ``paths`` where they are on disk; ``probes``
+    their size and time when listed (and sha256 when known: the bytes must still have it);
     ``parsers[fi]`` (route ``parsed``) gives the rows of a unit that was read already."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, names: list[str], paths: list[Path], probes: list[Probe],
-                 leaf_of: list[int], duplicates: str, parsers: list | None = None):
+                 duplicates: str, parsers: list | None = None):
         self.con, self.names, self.paths, self.probes = con, names, paths, probes
         self.parsers = parsers or [None] * len(names)
-        self.leaf_of = np.asarray(leaf_of, np.int32)
         self.duplicates = duplicates
         self.layouts: dict[int, str] = {}        # fi -> layout, for files the per-file parser read
-        self._parsed: dict[int, pa.Table] = {}   # rows the per-file parser gave while checking a file
         self.per_file: set[int] = set()          # files the per-file parser read (see the module doc)
         self.seconds = 0.0                       # wall seconds spent in read()
+        self._pool = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="bytes")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     # ------------------------------------------------------------------ reading
     def read(self, batch: list[int]) -> tuple[pa.Table, dict[int, FileRows]]:
-        """Rows of ``batch`` (fi, instance_id, score, metric_name), each file's rows contiguous and in
-        file order, repeated ids resolved; and per file its counts. Raises :class:`IngestError`."""
+        """Rows of ``batch`` (fi, instance_id, score, metric_name), each file's rows contiguous, repeated
+        ids resolved; and per file its counts. Raises :class:`IngestError`."""
         started = time.perf_counter()
         try:
             return self._read(batch)
@@ -154,31 +197,86 @@ class BatchReader:
 
     def _read(self, batch: list[int]) -> tuple[pa.Table, dict[int, FileRows]]:
         done = [fi for fi in batch if self.probes[fi].route == "parsed"]
-        if done:
-            batch = [fi for fi in batch if self.probes[fi].route != "parsed"]
-        reference = {fi for fi in batch if self.probes[fi].route == "reference"}
+        files = [fi for fi in batch if self.probes[fi].route != "parsed"]
+        data = dict(zip(files, self._pool.map(self._bytes, files)))
         parts: list[pa.Table] = []
+        reference = {fi for fi in files if self.probes[fi].route == "reference"}
         for route in ("fast", "careful"):
-            todo = [fi for fi in batch if self.probes[fi].route == route]
-            for _ in range(_RETRIES):
-                if not todo:
-                    break
-                table, refused = self._duckdb(todo, route)
-                if not refused:
-                    parts.append(table)
-                    todo = []
-                    break
-                reference |= refused             # valid for the per-file parser: it gives the rows
-                todo = [fi for fi in todo if fi not in refused]
-            reference |= set(todo)               # refused again and again: read file by file
-        parts += [self._reference(fi) for fi in sorted(reference)]
+            group = [fi for fi in files if self.probes[fi].route == route]
+            if group:
+                try:
+                    parts.append(self._joined(group, data, route))
+                except _Refused:
+                    reference.update(group)      # the per-file parser names the problem (or reads them)
+        for fi in sorted(reference):             # in storage order: the first bad file raises
+            parts.append(self._reference(fi, data[fi]))
+        data.clear()
         rows = pa.concat_tables(parts) if parts else ROWS_SCHEMA.empty_table()
-        self._check_unchanged(batch)
-        rows, info = self._resolve(rows, batch)
+        rows, info = self._resolve(rows, files)
         if done:
-            parsed = [self._parsed_rows(fi, info) for fi in done]
-            rows = pa.concat_tables([rows, *parsed])
+            rows = pa.concat_tables([rows, *(self._parsed_rows(fi, info) for fi in done)])
         return rows, info
+
+    def _bytes(self, fi: int) -> bytes:
+        """The file's bytes, as listed (size, time, and sha256 when known); hashed and classified."""
+        p = self.probes[fi]
+        with open(self.paths[fi], "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+        if st.st_size != p.size or st.st_mtime_ns != p.mtime_ns or len(data) != p.size:
+            raise IngestError(self.names[fi], "changed while it was being ingested; run ingest again")
+        digest = sha256_of(data)
+        if p.sha256 is not None and digest != p.sha256:
+            raise IngestError(self.names[fi], "changed while it was being ingested; run ingest again")
+        p.sha256 = digest
+        p.route, p.layout, p.n_rows, p.body = _classify(self.names[fi], data)
+        return data
+
+    def _joined(self, group: list[int], data: dict[int, bytes], route: str) -> pa.Table:
+        """The bodies of ``group`` joined and parsed as one CSV; each row's file from the line counts."""
+        pieces = []
+        for fi in group:
+            body = memoryview(data[fi])[self.probes[fi].body:]
+            pieces.append(body)
+            if body[-1:] != b"\n":
+                pieces.append(b"\n")
+        counts = np.fromiter((self.probes[fi].n_rows for fi in group), np.int64, len(group))
+        try:
+            raw = pcsv.read_csv(pa.py_buffer(b"".join(pieces)), read_options=_CSV_READ, parse_options=_CSV_PARSE,
+                                convert_options=_CSV_CONVERT)
+        except pa.ArrowInvalid:
+            raise _Refused from None             # a ragged line
+        if raw.num_rows != counts.sum():
+            raise _Refused
+        fi = pa.array(np.repeat(np.asarray(group, np.int32), counts))
+        ids, scores, metric = raw.column("id"), raw.column("score"), raw.column("metric_name")
+        if route == "careful":
+            rows = normalise(ids, scores, metric)
+            empty = pc.equal(pc.utf8_length(rows.column("instance_id")), 0)
+        else:
+            rows = pa.table({"instance_id": ids, "score": self._fast_scores(scores), "metric_name": metric})
+            empty = pc.equal(ids, "")
+        if pc.any(empty).as_py():
+            raise _Refused                       # the per-file parser names the line
+        return pa.table([fi, *rows.columns], schema=ROWS_SCHEMA)
+
+    def _fast_scores(self, text: pa.ChunkedArray) -> pa.ChunkedArray:
+        """Score text (ASCII, no padding) -> float64 by Python ``float``'s rule, non-finite -> NULL."""
+        try:
+            values = pc.cast(text, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            with _registered(self.con, score_text=pa.table({"score": text})):
+                return self.con.sql(_SCORE_SQL).to_arrow_table().column("score")
+        finite = pc.is_finite(values)
+        if not pc.all(finite).as_py():
+            values = pc.if_else(finite, values, pa.scalar(None, pa.float64()))
+        return values
+
+    def _reference(self, fi: int, data: bytes) -> pa.Table:
+        self.per_file.add(fi)
+        layout, rows = read_rows(self.names[fi], data)
+        self.layouts[fi] = layout
+        return pa.table([pa.array(np.full(rows.num_rows, fi, np.int32)), *rows.columns], schema=ROWS_SCHEMA)
 
     def _parsed_rows(self, fi: int, info: dict[int, FileRows]) -> pa.Table:
         pf = self.parsers[fi]()
@@ -187,80 +285,35 @@ class BatchReader:
         info[fi] = self._file_rows(fi, pf.table, res)
         return pa.table([pa.array(np.full(pf.table.num_rows, fi, np.int32)), *pf.table.columns], schema=ROWS_SCHEMA)
 
-    def _duckdb(self, todo: list[int], route: str) -> tuple[pa.Table | None, set[int]]:
-        files = [str(self.paths[fi]) for fi in todo]
-        try:
-            rel = self.con.sql(_FAST if route == "fast" else _RAW, params={"files": files})
-            table = rel.to_arrow_table()
-        except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:   # what the reader refuses
-            return None, self._locate_refusal(todo, str(exc))
-        position = table.column("fi")
-        bad = self._check_counts(todo, position, table, route)
-        if bad:
-            return None, bad
-        table = table.set_column(0, "fi", pc.take(pa.array(todo, pa.int32()), position))
-        if route == "careful":
-            table = self._normalise(table)
-        return table, set()
-
-    def _normalise(self, raw: pa.Table) -> pa.Table:
-        ids = raw.column("id")
-        empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0)
-        broken = pc.match_substring_regex(ids, r"[\r\n]")
-        flagged = pc.or_(empty, broken)
-        if pc.any(flagged).as_py():
-            fi = raw.column("fi").filter(flagged)[0].as_py()
-            one = raw.filter(pc.equal(raw.column("fi"), fi))
-            check_ids(self.names[fi], one.column("id"))          # raises with the line
-        rows = normalise(ids, raw.column("score"), raw.column("metric_name"))
-        return pa.table([raw.column("fi"), *rows.columns], schema=ROWS_SCHEMA)
-
-    def _check_counts(self, todo: list[int], position: pa.ChunkedArray, table: pa.Table, route: str) -> set[int]:
-        """Files whose rows do not match their lines (or that hold an empty id) go to the per-file
-        parser: it raises the file:line error, or (valid after all) they are read by it.
-        ``position``: each row's file as its position in ``todo``."""
-        counts = np.bincount(position.to_numpy(), minlength=len(todo)) if len(position) else np.zeros(len(todo))
-        suspects = [fi for fi, n in zip(todo, counts.tolist()) if n != self.probes[fi].n_lines - 1 or n == 0]
-        if route == "fast" and table.num_rows:
-            empty = pc.equal(table.column("instance_id"), "")
-            if pc.any(empty).as_py():
-                suspects += [todo[i] for i in pc.unique(position.filter(empty)).to_pylist()]
-        return self._refer(sorted(set(suspects)))
-
-    def _locate_refusal(self, todo: list[int], message: str) -> set[int]:
-        """DuckDB refused the batch: the file it names (else every file, in order) goes to the
-        per-file parser, which raises the file:line error or reads the file itself."""
-        named = set(_FILE_NAMED.findall(message))
-        return self._refer([fi for fi in todo if str(self.paths[fi]) in named] or todo)
-
-    def _refer(self, suspects: list[int]) -> set[int]:
-        """The per-file parser reads each suspect: it raises for a bad file; a valid one's rows are
-        kept for :meth:`read`."""
-        for fi in suspects:
-            self._parsed[fi] = self._reference(fi)
-        return set(suspects)
-
-    def _reference(self, fi: int) -> pa.Table:
-        if fi in self._parsed:
-            return self._parsed.pop(fi)
-        self.per_file.add(fi)
-        data = self.paths[fi].read_bytes()
-        if sha256_of(data) != self.probes[fi].sha256:
-            raise IngestError(self.names[fi], "changed while it was being ingested; run ingest again")
-        layout, rows = read_rows(self.names[fi], data)
-        self.layouts[fi] = layout
-        return pa.table([pa.array(np.full(rows.num_rows, fi, np.int32)), *rows.columns], schema=ROWS_SCHEMA)
-
-    def _check_unchanged(self, batch: list[int]) -> None:
-        for fi in batch:
-            st = os.stat(self.paths[fi])
-            if st.st_size != self.probes[fi].size or st.st_mtime_ns != self.probes[fi].mtime_ns:
-                raise IngestError(self.names[fi], "changed while it was being ingested; run ingest again")
-
     # ------------------------------------------------------------------ repeated ids
     def _resolve(self, rows: pa.Table, batch: list[int]) -> tuple[pa.Table, dict[int, FileRows]]:
-        repeating = self._files_repeating_ids(rows, batch)
+        """Count every file's rows, and resolve the repeated ids of the files that have any.
+
+        The batch's ids are dictionary-encoded once (Arrow's hash kernel): a file whose id indices only
+        grow holds no id twice (the usual case: files list their ids in the order the first file of the
+        leaf did); the others are checked exactly. A file's ``ids_hash`` sums DuckDB's hash of each
+        distinct id of the batch, gathered per row."""
         info: dict[int, FileRows] = {}
+        fi = rows.column("fi").to_numpy()
+        if not len(fi):
+            return rows, info
+        encoded = pc.dictionary_encode(rows.column("instance_id"))     # one dictionary for every chunk
+        idx = np.concatenate([c.indices.to_numpy() for c in encoded.chunks])
+        with _registered(self.con, batch_ids=pa.table({"id": encoded.chunk(0).dictionary})):
+            hashes = self.con.sql("SELECT hash(id) AS h FROM batch_ids").to_arrow_table().column("h").to_numpy()
+        starts = np.flatnonzero(np.r_[True, fi[1:] != fi[:-1]])        # each file's rows are contiguous
+        ends = np.r_[starts[1:], len(fi)]
+        ids_hash = np.add.reduceat(hashes[idx], starts)                 # uint64: the sum modulo 2^64
+        scored = np.add.reduceat(pc.is_valid(rows.column("score")).to_numpy(zero_copy_only=False).astype(np.int64),
+                                 starts)
+        grows = np.r_[True, (idx[1:] > idx[:-1]) | (fi[1:] != fi[:-1])]
+        unordered = np.flatnonzero(np.logical_and.reduceat(grows, starts) == 0)
+        repeating = {int(fi[starts[k]]) for k in unordered
+                     if len(np.unique(idx[starts[k]:ends[k]])) < ends[k] - starts[k]}
+        for k, f in enumerate(fi[starts].tolist()):
+            if f not in repeating:
+                n = int(ends[k] - starts[k])
+                info[f] = FileRows(n, n - int(scored[k]), int(ids_hash[k]), self._layout(f))
         if repeating:
             keep = []
             for part_fi in batch:
@@ -273,33 +326,7 @@ class BatchReader:
                                       *res.table.columns], schema=ROWS_SCHEMA))
             others = rows.filter(pc.invert(pc.is_in(rows.column("fi"), pa.array(sorted(repeating), pa.int32()))))
             rows = pa.concat_tables([others, *keep])
-        stats = _query(self.con, f"SELECT fi, count(*), count(score), {IDS_HASH} FROM batch_read GROUP BY fi",
-                       batch_read=rows) if rows.num_rows else []
-        for fi, n, n_scored, ids_hash in stats:
-            if fi not in info:
-                info[fi] = FileRows(n, n - n_scored, ids_hash, self._layout(fi))
         return rows, info
-
-    def _files_repeating_ids(self, rows: pa.Table, batch: list[int]) -> set[int]:
-        if not rows.num_rows:
-            return set()
-        fi = rows.column("fi").to_numpy()
-        # per leaf, each file of the batch gets a small number: its bit in the (leaf, id) bit set
-        local_of = np.zeros(max(batch) + 1, np.int32)
-        seen: dict[int, int] = {}
-        for f in batch:
-            leaf = int(self.leaf_of[f])
-            local_of[f] = seen.get(leaf, 0)
-            seen[leaf] = local_of[f] + 1
-        keyed = pa.table({"leaf": pa.array(self.leaf_of[fi]), "local": pa.array(local_of[fi]),
-                          "fi": rows.column("fi"), "instance_id": rows.column("instance_id")})
-        found = _query(self.con, f"""
-            WITH repeated AS (
-                SELECT leaf, instance_id FROM keyed_rows GROUP BY ALL
-                HAVING count(*) > bit_count(bitstring_agg(local, 0, {max(seen.values()) - 1})))
-            SELECT DISTINCT k.fi FROM keyed_rows AS k SEMI JOIN repeated USING (leaf, instance_id)
-            GROUP BY k.fi, k.instance_id HAVING count(*) > 1""", keyed_rows=keyed)
-        return {f for (f,) in found}
 
     def _file_rows(self, fi: int, table: pa.Table, res: Resolved) -> FileRows:
         ids_hash = _query(self.con, f"SELECT {IDS_HASH} FROM resolved_rows", resolved_rows=table)[0][0]
@@ -309,15 +336,22 @@ class BatchReader:
         return self.layouts.get(fi) or self.probes[fi].layout
 
 
-def _query(con: duckdb.DuckDBPyConnection, sql: str, **tables: pa.Table) -> list[tuple]:
-    """Run ``sql`` with Arrow ``tables`` registered under their keyword names for its duration."""
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, **tables: pa.Table):
+    """Arrow ``tables`` visible to ``con`` under their keyword names for the block's duration."""
     for name, table in tables.items():
         con.register(name, table)
     try:
-        return con.execute(sql).fetchall()
+        yield con
     finally:
         for name in tables:
             con.unregister(name)
+
+
+def _query(con: duckdb.DuckDBPyConnection, sql: str, **tables: pa.Table) -> list[tuple]:
+    """Run ``sql`` with Arrow ``tables`` registered under their keyword names."""
+    with _registered(con, **tables):
+        return con.execute(sql).fetchall()
 
 
 def batches(order: list[int], probes: list[Probe]) -> list[list[int]]:

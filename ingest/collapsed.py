@@ -3,14 +3,8 @@
 few thousand rows instead of two scans of every source row per query (10 s per `predictions` call at
 10^8 rows).
 
-Every write keeps the table equal to the rule:
-
-- writers with one transaction (ingest, ``pace import``, ``--prune``, ``pace alias add``,
-  ``pace benchmarks set``, and each batch ``pace run`` stores) call :func:`refresh` inside it, after their
-  writes: all or nothing with them;
-- writers that run arbitrary SQL (``pace sql --write``, ``pace shell --write``) first :func:`mark_stale`
-  (committed), write, then :func:`refresh_stale`. A process killed in between leaves the mark, and the
-  next open of the warehouse recomputes (``warehouse.connect``).
+Every write keeps the table equal to the rule, through :mod:`ingest.derived` (the one mechanism that
+keeps every store derived from ``scores`` in step: when each writer recomputes, and the marks).
 
 The per-leaf instance counts ``source_leaves`` (rule ``source_leaves_live``: one scan of the source rows,
 read by ``model_sources`` so that a prediction for one model does not count every model's rows) are

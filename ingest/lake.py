@@ -35,9 +35,10 @@ COPIED = "copied"        # staging sub-folder of partitions copied from DuckDB (
 STAMP = ".pace-lake.json"    # the lake's owner: {"warehouse": id, "database": path}
 STAGING = ".staging"         # writers' staging folders, inside the lake (so they are provably its own)
 ID_KEY = "warehouse"         # pace_meta key of the warehouse's id (set by sql/000_pace_meta.sql)
-# A content fingerprint that does not depend on row order: the sum of per-row hashes.
-_FINGERPRINT = ("count(*) AS n, sum(hash(model, subdir, instance_id, score, metric_name, origin, source_ref, "
-                "recorded_at)::HUGEINT) AS fp")
+# A content fingerprint that does not depend on row order: the sum of per-row hashes (additive, so
+# ingest.summaries keeps it per file and a benchmark's is the sum of its files').
+ROW_HASH = "hash(model, subdir, instance_id, score, metric_name, origin, source_ref, recorded_at)"
+_FINGERPRINT = f"count(*) AS n, sum({ROW_HASH}::HUGEINT) AS fp"
 
 
 def _sql_path(path: Path) -> str:
@@ -272,8 +273,38 @@ def sync_lake(con: duckdb.DuckDBPyConnection, benchmarks=None, lake: str | os.Pa
         raise
     swap_lake(lake, staging, names)
     con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [names])
+    record_partitions(con, lake, names)
     remember_lake(con, lake)
     return names
+
+
+def _partition_files(lake: Path, benchmark: str) -> str:
+    """The files of a partition as :func:`record_partitions` records them: JSON [[name, size, mtime_ns], ...]."""
+    folder = Path(lake) / LAKE_TABLE / f"benchmark={benchmark}"
+    found = sorted((p.name, st.st_size, st.st_mtime_ns) for p in folder.glob("*.parquet") for st in [p.stat()])
+    return json.dumps(found)
+
+
+def record_partitions(con: duckdb.DuckDBPyConnection, lake: Path, benchmarks) -> None:
+    """After partitions were moved into place (the writer committed): record their files and the rows
+    and fingerprint of ``scores`` they were written from (``score_counts``, recomputed by the writer), so
+    that :func:`lake_drift` with ``stored=True`` need not read them. Nothing is recorded while the counts
+    are marked stale (the partitions are then read)."""
+    from ingest.summaries import is_stale
+
+    names = sorted(set(benchmarks))
+    if not names:
+        return
+    con.execute("DELETE FROM lake_partitions WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [names])
+    if is_stale(con):
+        return
+    counts = {b: (n, fp) for b, n, fp in con.execute("""
+        SELECT benchmark, sum(n_rows), sum(fingerprint) FROM score_counts
+        WHERE benchmark IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [names]).fetchall()}
+    on_disk = lake_benchmarks(lake)
+    rows = [(b, _partition_files(lake, b), *counts[b]) for b in names if b in on_disk and b in counts]
+    if rows:
+        con.executemany("INSERT OR REPLACE INTO lake_partitions VALUES (?, ?, ?, ?)", [list(r) for r in rows])
 
 
 def _partition_glob(lake: Path, benchmark: str = "*") -> str:
@@ -281,29 +312,57 @@ def _partition_glob(lake: Path, benchmark: str = "*") -> str:
 
 
 def lake_drift(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike | None = None, *,
-               content: bool = True) -> dict[str, tuple]:
+               content: bool = True, stored: bool = False) -> dict[str, tuple]:
     """Benchmarks whose lake partition differs from ``scores``: name -> ((rows, fp) table, (rows, fp) lake).
 
     ``content=False`` compares row counts only (read from Parquet footers: cheap). A partition with
-    a file DuckDB cannot read (truncated, not Parquet) has ``(None, 'file: why')`` on the lake side."""
+    a file DuckDB cannot read (truncated, not Parquet) has ``(None, 'file: why')`` on the lake side.
+    ``stored=True`` reads neither ``scores`` nor the partitions whose files are those pace recorded
+    when it wrote them (:func:`record_partitions`): the counts and fingerprints kept at write time
+    (``score_counts``, ``lake_partitions``) stand for them; writes made outside pace are then not
+    seen (``pace doctor`` compares everything)."""
     lake = Path(lake) if lake is not None else lake_of(con)
     agg = _FINGERPRINT if content else "count(*) AS n, NULL AS fp"
+    from ingest.summaries import is_stale
+
+    if stored and not is_stale(con):
+        return _stored_drift(con, lake, content, agg)
     table = {b: (n, fp) for b, n, fp in con.execute(f"SELECT benchmark, {agg} FROM scores GROUP BY 1").fetchall()}
-    stored: dict[str, tuple] = {}
+    lake_side: dict[str, tuple] = {}
     names = lake_benchmarks(lake)
     if names:
         try:
-            stored = {b: (n, fp) for b, n, fp in con.execute(f"""
+            lake_side = {b: (n, fp) for b, n, fp in con.execute(f"""
                 SELECT benchmark, {agg}
                 FROM read_parquet('{_partition_glob(lake)}', hive_partitioning = true, hive_types_autocast = false)
                 GROUP BY 1""").fetchall()}
         except duckdb.Error:            # a damaged file: read partition by partition to name it
-            stored = {name: _read_partition(con, lake, name, agg) for name in sorted(names)}
-        for name in names - set(stored):
-            stored[name] = (0, None)        # an empty partition folder
+            lake_side = {name: _read_partition(con, lake, name, agg) for name in sorted(names)}
+        for name in names - set(lake_side):
+            lake_side[name] = (0, None)        # an empty partition folder
     empty = (0, None)
-    return {b: (table.get(b, empty), stored.get(b, empty))
-            for b in sorted(set(table) | set(stored)) if table.get(b, empty) != stored.get(b, empty)}
+    return {b: (table.get(b, empty), lake_side.get(b, empty))
+            for b in sorted(set(table) | set(lake_side)) if table.get(b, empty) != lake_side.get(b, empty)}
+
+
+def _stored_drift(con: duckdb.DuckDBPyConnection, lake: Path, content: bool, agg: str) -> dict[str, tuple]:
+    """:func:`lake_drift` from the counts kept at write time; partitions without a matching record are read."""
+    keep = (lambda fp: fp) if content else (lambda fp: None)
+    table = {b: (n, keep(fp)) for b, n, fp in con.execute(
+        "SELECT benchmark, sum(n_rows), sum(fingerprint) FROM score_counts GROUP BY 1").fetchall()}
+    records = {b: (files, n, fp) for b, files, n, fp in con.execute(
+        "SELECT benchmark, files, n_rows, fingerprint FROM lake_partitions").fetchall()}
+    lake_side: dict[str, tuple] = {}
+    for name in sorted(lake_benchmarks(lake)):
+        record = records.get(name)
+        files = _partition_files(lake, name)
+        if record and record[0] == files:
+            lake_side[name] = (record[1], keep(record[2]))
+        elif files != "[]":
+            lake_side[name] = _read_partition(con, lake, name, agg)
+    empty = (0, None)
+    return {b: (table.get(b, empty), lake_side.get(b, empty))
+            for b in sorted(set(table) | set(lake_side)) if table.get(b, empty) != lake_side.get(b, empty)}
 
 
 def _read_partition(con: duckdb.DuckDBPyConnection, lake: Path, benchmark: str, agg: str) -> tuple:

@@ -1,11 +1,14 @@
 """Score tree -> DuckDB tables + hive-partitioned Parquet lake, all or nothing.
 
 Order of work, so that bad input leaves the database and the lake exactly as they were:
-1. discover and hash every file (unchanged sha256 -> no-op for that file); the bytes of a new or
-   changed file also say how it is read (:func:`ingest.bulk.probe`), and are not kept
-   (``pace import`` arrives here with its units already parsed: :func:`load_units`);
+1. discover every file and look at its size and modification time: a file of this tree with the
+   size and time ``score_files`` recorded is unchanged without being read; a known file with
+   another size or time is read and hashed (same sha256 -> a no-op for that file, its new size and
+   time recorded); a new file is hashed when its rows are read (``pace import`` arrives here with
+   its units already parsed: :func:`load_units`);
 2. one transaction: remove exactly the replaced files' rows, then batch by batch (whole files, in
-   the storage order of :func:`_storage_order`) let DuckDB's parallel CSV reader parse the files, check them (a bad file stops
+   the storage order of :func:`_storage_order`) read the files' bytes once, hash them and parse each
+   batch with one Arrow CSV call (:mod:`ingest.bulk`), check them (a bad file stops
    everything with ``file:line``), resolve repeated ids, insert the rows, and hand the rows of
    benchmarks new to the warehouse to the lake writer; record provenance, find anomalies
    (``--strict`` rolls back on any; the stored collapsed cells are recomputed first when rows came or
@@ -36,12 +39,13 @@ import pyarrow as pa
 
 from ingest import preference
 from ingest.anomalies import find_anomalies, summarise
-from ingest.collapsed import refresh as refresh_collapsed
-from ingest.bulk import BatchReader, FileRows, Probe, batches, probe
+from ingest.derived import refresh as refresh_derived, refresh_stale as refresh_stale_derived
+from ingest.summaries import mark_stale as mark_summaries_stale
+from ingest.bulk import BatchReader, FileRows, Probe, batches, probe, stat_probe
 from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
-from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, remember_lake, stamp_lake,
-                         staging_folder, swap_lake, write_lake)
+from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, record_partitions, remember_lake,
+                         stamp_lake, staging_folder, swap_lake, write_lake)
 from ingest.lake_rows import RowsLakeWriter
 from ingest.noise import hold_noise
 from ingest.report import Anomaly, IngestReport, anomaly_lines
@@ -152,12 +156,21 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
     report = IngestReport(root=str(root), files=len(files), tree=tree_identity(root),
                           synthetic=is_synthetic_tree(root))
     report.anomalies += [Anomaly("skipped_path", path, why) for path, why in skipped]
-    known = {p for (p,) in con.execute("SELECT path FROM score_files").fetchall()}
+    known = {r[0]: r[1:] for r in con.execute(
+        "SELECT path, tree, size, mtime_ns, sha256 FROM score_files WHERE tree = ? OR tree IS NULL", [report.tree]).fetchall()}
 
-    def look(sf: ScoreFile) -> Probe:     # classify only the bytes of files not stored yet
-        return probe(sf.path, classify=sf.rel not in known)
+    def look(sf: ScoreFile) -> Probe:
+        """Size and time; a file this tree had with other ones is read and hashed (its bytes decide)."""
+        seen = stat_probe(sf.path)
+        stored = known.get(sf.rel)
+        if stored is None:
+            return seen                               # new: hashed when its rows are read
+        if (stored[1], stored[2]) == (seen.size, seen.mtime_ns):
+            seen.sha256 = stored[3]                   # unchanged, not read
+            return seen
+        return probe(sf.path, classify=False)
 
-    with report.timed("hash"), ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+    with report.timed("hash"), ThreadPoolExecutor(max_workers=min(4, 2 * (os.cpu_count() or 1))) as pool:
         probes = list(pool.map(look, files))
     units = [Unit(sf, pr.sha256, probe=pr) for sf, pr in zip(files, probes)]
     return load_units(con, units, report, lake, prune=prune, strict=strict, progress=progress,
@@ -189,18 +202,19 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     stored = {r[0]: r[1:] for r in con.execute(f"""
         WITH present AS ({preference.PRESENT_ROWS})
         SELECT f.path, f.sha256, f.model, f.tree, f.n_rows, coalesce(f.duplicates, 'first'), f.n_duplicates,
-               coalesce(p.n, 0), f.mapping
+               coalesce(p.n, 0), f.mapping, f.size, f.mtime_ns
         FROM score_files f LEFT JOIN present p USING (path)""").fetchall()}
 
     todo: list[Unit] = []
     adopted: list[str] = []
+    restat: list[tuple] = []           # unchanged bytes under a new size or time: recorded
     for unit in units:
         sf, digest = unit.sf, unit.sha256
         if sf.rel not in stored:
             report.files_new += 1
             todo.append(unit)
             continue
-        sha, model, old_tree, n_rows, policy, n_dups, present, mapping = stored[sf.rel]
+        sha, model, old_tree, n_rows, policy, n_dups, present, mapping, size, mtime_ns = stored[sf.rel]
         same = sha == digest and model == model_of[sf.rel] and mapping == unit.mapping
         if old_tree is not None and old_tree != tree:
             report.anomalies.append(Anomaly("other_tree", sf.rel, f"was ingested from {old_tree}; "
@@ -214,6 +228,8 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         elif same and (n_dups == 0 or policy == duplicates):
             if old_tree is None:
                 adopted.append(sf.rel)
+            if unit.probe is not None and (size, mtime_ns) != (unit.probe.size, unit.probe.mtime_ns):
+                restat.append((sf.rel, unit.probe.size, unit.probe.mtime_ns))
             continue
         report.files_changed += 1
         todo.append(unit)
@@ -221,8 +237,6 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
     for u in todo:
         if u.probe is None:            # already parsed (pace import): nothing to read from disk
             u.probe = Probe(u.sha256, 0, 0, route="parsed")
-        elif not u.probe.route:        # stored with other bytes: classify them now
-            u.probe = probe(u.sf.path)
     todo = _storage_order(todo, model_of)
     if progress and report.files_unchanged:
         progress(report.files_unchanged)
@@ -260,6 +274,13 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         if adopted:
             con.execute("UPDATE score_files SET tree = ?, synthetic = ? WHERE path IN (SELECT unnest(?::VARCHAR[]))",
                         [tree, synthetic, adopted])
+        if restat:
+            con.register("restat_files", pa.table(list(zip(*restat)), names=["path", "size", "mtime_ns"]))
+            try:
+                con.execute("UPDATE score_files AS f SET size = r.size, mtime_ns = r.mtime_ns FROM restat_files AS r "
+                            "WHERE f.path = r.path")
+            finally:
+                con.unregister("restat_files")
         new_benchmarks = {u.sf.benchmark for u in todo if u.scores}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
@@ -292,9 +313,9 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         noise, notes = hold_noise(con, sorted(current), models_before, benchmarks_before)
         report.anomalies += [a for a in noise if a.kind not in skip_anomalies]
         report.notes += notes
-        if affected:            # rows came or went: recompute the stored collapsed cells
-            with report.timed("collapsed"):
-                refresh_collapsed(con)
+        if affected:            # rows came or went: recompute the stored collapsed cells (the anomalies read
+            refresh_derived(con, report.timed, ["collapsed cells"])       # them) now, the summaries after COMMIT
+            mark_summaries_stale(con)
         with report.timed("anomalies"):
             report.anomalies += [a for a in find_anomalies(con, imported=report.source != "tree")
                                  if a.kind not in skip_anomalies]
@@ -317,11 +338,13 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
             lake_rows.abort()
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    refresh_stale_derived(con, timed=report.timed)   # a kill before it leaves the mark for the next open
     with report.timed("swap"):
         stamp_lake(con, lake)
         swap_lake(lake, staging, stale, appended=appending)
     if stale:
         con.execute("DELETE FROM lake_pending WHERE benchmark IN (SELECT unnest(?::VARCHAR[]))", [stale])
+        record_partitions(con, lake, stale)
     remember_lake(con, lake)
     report.seconds = time.perf_counter() - started
     return report
@@ -332,13 +355,11 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
           progress, mapping_of: dict[str, str | None]) -> set[str]:
     """Read, check and insert the files of ``todo`` batch by batch (inside the caller's transaction).
     Returns the benchmarks where file rows replaced rows of runs."""
-    leaves: dict[tuple[str, str], int] = {}
-    leaf_of = [leaves.setdefault((u.sf.benchmark, u.sf.subdir), len(leaves)) for u in todo]
     # The reader has its own connection (a cursor: the same database, outside this transaction) so the
     # next batch is parsed while this one is inserted.
     reader_con = con.cursor()
     reader = BatchReader(reader_con, [str(u.sf.path) for u in todo], [u.sf.path for u in todo],
-                         [u.probe for u in todo], leaf_of, duplicates, parsers=[u.parse for u in todo])
+                         [u.probe for u in todo], duplicates, parsers=[u.parse for u in todo])
     meta = pa.table({
         "fi": pa.array(range(len(todo)), pa.int32()),
         "path": [u.sf.rel for u in todo],
@@ -373,6 +394,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
                 reader_con.interrupt()          # Ctrl-C or an error: do not finish parsing the next batch
                 raise
     finally:
+        reader.close()
         reader_con.close()
     report.files_per_file = len(reader.per_file)
     report.phases["read"] = reader.seconds
@@ -388,7 +410,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
                               "model_aliases)")
     files = pa.table({
         "path": meta.column("path"),
-        "sha256": [u.sha256 for u in todo],
+        "sha256": [u.probe.sha256 for u in todo],          # known once the bytes were read
         "model": meta.column("model"),
         "file_model": [u.sf.file_model for u in todo],
         "benchmark": meta.column("benchmark"),
@@ -408,6 +430,8 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
                                      for i in range(len(todo))], pa.list_(pa.string())),
         "ids_hash": pa.array([info[i].ids_hash for i in range(len(todo))], pa.uint64()),
         "mapping": pa.array([mapping_of.get(u.sf.rel) for u in todo], pa.string()),
+        "size": pa.array([None if u.probe.route == "parsed" else u.probe.size for u in todo], pa.int64()),
+        "mtime_ns": pa.array([None if u.probe.route == "parsed" else u.probe.mtime_ns for u in todo], pa.int64()),
         "source": meta.column("source"),
     })
     con.register("incoming_file_rows", files)

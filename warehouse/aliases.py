@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from ingest import collapsed, preference
+from ingest import derived, preference
 from ingest.lake import mark_pending, sync_lake
 from ingest.openhands_index import rename_model
 from warehouse import validate
@@ -106,7 +106,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
         # two sources may now share a (model, benchmark) cell: the rule settles it
         plan.benchmarks = sorted(set(plan.benchmarks) | preference.refresh(con))
         mark_pending(con, plan.benchmarks)
-        collapsed.refresh(con)                  # the renamed rows' cells (and the others' medians)
+        derived.refresh(con)                    # the renamed rows' cells (and the others' medians), counts
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -116,10 +116,18 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
 
 
 def keep_model(con: duckdb.DuckDBPyConnection, model: str) -> str:
-    """Accept a model ingest held out of fits as a model of its own; returns what it was held as."""
+    """Accept a model ingest held out of fits as a model of its own; returns what it was held as. The
+    model becomes known, so what is derived from the known models (instance_stats) is recomputed with it."""
     model = validate.model_name(model)
     held = dict(con.execute("SELECT model, detail FROM model_holds").fetchall())
     if model not in held:
         raise UserError(f"{model!r} is not held out of fits; held: {', '.join(sorted(held)) or 'none'}")
-    con.execute("DELETE FROM model_holds WHERE model = ?", [model])
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM model_holds WHERE model = ?", [model])
+        derived.refresh(con)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
     return held[model]

@@ -21,6 +21,7 @@ from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 import duckdb
 
 from eval_runners.secrets import redact, resolve_credentials
+from ingest import summaries
 from ingest.csvfile import DUPLICATE_POLICIES
 from ingest.harness import READERS, read_results
 from ingest.harness_map import load_map
@@ -181,7 +182,7 @@ class Warehouse:
             Open read-write (refused when the warehouse was opened ``read_only``). Rows written to
             ``scores`` or ``benchmarks`` through it reach the stored ``collapsed_cells`` (and so
             ``predictions``) only once recomputed: ``Warehouse.sql(..., write=True)`` does that
-            itself, else `pace doctor` (or ``ingest.collapsed.refresh_stale`` after ``mark_stale``).
+            itself, else `pace doctor` (or ``ingest.derived.refresh_stale`` after ``mark_stale``).
         create : bool, default False
             With ``write``, create the file if it does not exist (its folder must).
 
@@ -900,18 +901,11 @@ class Warehouse:
 
     # ----------------------------------------------------------------------------------- the others
     def status(self) -> "WarehouseStatus":
-        """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state."""
+        """What is in the warehouse: rows, models, benchmarks and their roles, trees, fits, lake state.
+        Read from the counters kept at write time (:mod:`ingest.summaries`): no score row is scanned."""
         with self._reading() as con:
-            totals = con.execute("""
-                SELECT (SELECT count(*) FROM scores), (SELECT count(*) FROM score_files),
-                       (SELECT count(*) FROM models WHERE known), (SELECT count(*) FROM models WHERE NOT known),
-                       (SELECT count(DISTINCT (benchmark, subdir)) FROM scores)""").fetchall()[0]
-            per_benchmark = con.execute("""
-                SELECT b.benchmark, b.role, count(DISTINCT s.subdir) AS leaves, count(DISTINCT s.model) AS models,
-                       count(s.model) AS rows, count(DISTINCT (s.subdir, s.instance_id)) AS instances
-                FROM benchmarks b LEFT JOIN scores s USING (benchmark)
-                GROUP BY ALL HAVING count(s.model) > 0 OR b.role <> 'excluded'
-                ORDER BY b.role DESC, b.benchmark""").fetchall()
+            totals = summaries.totals(con)
+            per_benchmark = summaries.per_benchmark(con)
             trees = con.execute("""SELECT coalesce(tree, '(not recorded)'), coalesce(synthetic, false), count(*),
                                           sum(n_rows)
                                    FROM score_files GROUP BY ALL ORDER BY 1""").fetchall()
@@ -920,7 +914,7 @@ class Warehouse:
             runs = con.execute("SELECT count(*) FROM loocv_runs").fetchall()[0][0]
             lake = lake_of(con, self.lake)
             owner = owner_problem(con, lake, content=False)
-            drift = [] if owner else sorted(set(lake_drift(con, lake, content=False)) | set(pending(con)))
+            drift = [] if owner else sorted(set(lake_drift(con, lake, content=False, stored=True)) | set(pending(con)))
         return WarehouseStatus(
             str(self.path), *totals, synthetic=any(t[1] for t in trees), lake=str(lake), lake_drift=drift,
             lake_owner=owner, trees=[dict(zip(["tree", "synthetic", "files", "rows"], t)) for t in trees],
@@ -929,11 +923,13 @@ class Warehouse:
             current_fits=[dict(zip(["task", "method", "target", "budget", "trained_on", "fit_id", "created_at"], r))
                           for r in fits], evaluation_runs=runs)
 
-    def doctor(self, *, check: bool = False, from_lake: bool = False) -> dict:
+    def doctor(self, *, check: bool = False, scan: bool = False, from_lake: bool = False) -> dict:
         """Check the warehouse and (unless ``check``) repair what can be derived again (see
         :mod:`warehouse.doctor`); returns its report (``lines``, ``problems``, ``repaired``, ``unrepaired``).
-        ``from_lake``: rebuild a missing or unreadable warehouse file from its lake (the damaged file is
-        moved aside, never deleted)."""
+        ``check`` alone reads the counts kept at write time, no score row; ``scan`` (with ``check``) also
+        compares every stored summary and lake partition with the score rows, which finds writes made
+        outside pace (a repair always does). ``from_lake``: rebuild a missing or unreadable warehouse file
+        from its lake (the damaged file is moved aside, never deleted)."""
         if from_lake:
             if check:
                 raise UserError("--from-lake and --check do not go together (--from-lake changes nothing on a "
@@ -944,7 +940,7 @@ class Warehouse:
         # the doctor checks and recomputes the stored collapsed cells itself (so it can say so)
         con = connect(self.path, read_only=check, create=False, refresh_collapsed=False)
         try:
-            return run_doctor(con, repair=not check, lake=self.lake)
+            return run_doctor(con, repair=not check, lake=self.lake, scan=scan)
         finally:
             con.close()
 

@@ -177,7 +177,11 @@ def shell(db: DbOpt = None, write: WriteOpt = False) -> None:
 @app.command()
 def doctor(
     db: DbOpt = None,
-    check: Annotated[bool, typer.Option("--check", help="Only report; change nothing (opens read-only).")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only report; change nothing (opens read-only). Reads the "
+                                        "counts kept at write time, no score row.")] = False,
+    scan: Annotated[bool, typer.Option("--scan", help="With --check: also compare every stored summary and lake "
+                                       "partition with the score rows themselves (finds writes made outside pace; "
+                                       "a repair always does).")] = False,
     from_lake: Annotated[bool, typer.Option(
         "--from-lake", help="Rebuild a lost or damaged warehouse file from its lake (the damaged file is moved "
                             "aside, never deleted).")] = False,
@@ -188,10 +192,10 @@ def doctor(
 ) -> None:
     """Check the warehouse and repair what can be derived again: migrate the schema, rewrite lake
     partitions that differ from `scores` or are damaged (row counts and a content fingerprint per
-    benchmark), recompute the stored collapsed cells when they differ from their rule, remove what a
+    benchmark), recompute the stored collapsed cells and summaries when they differ from their rules, remove what a
     killed writer left in the lake. A lake of another warehouse is reported, never touched. Exit 1 if
     --check finds a problem, or a problem is left unrepaired."""
-    report = Warehouse(db, lake=lake).doctor(check=check, from_lake=from_lake)
+    report = Warehouse(db, lake=lake).doctor(check=check, scan=scan, from_lake=from_lake)
     if json_out:
         emit_json(report)
     else:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.collapsed import is_stale, refresh_stale
+from ingest.derived import is_stale, refresh_stale, stale
 from ingest.lake import sync_lake, writable_folders
 from warehouse.errors import UserError, WarehouseBusy
 from warehouse.settings import DEFAULT_LOCK_WAIT, SQL_DIR, db_path, lock_wait
@@ -324,7 +324,8 @@ def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
         con = _open(path, read_only=True, sandbox=sandbox, wait=wait)
         problem = schema_problem(con)
         if not problem and refresh_collapsed and is_stale(con):
-            problem = "stored collapsed cells out of date (a writer stopped before recomputing them)"
+            problem = (f"stored {' and '.join(stale(con))} out of date (a writer stopped before recomputing "
+                       "them)")
         if problem:
             _refuse_foreign(con, path)
             con.close()

@@ -4,10 +4,17 @@ Checked: the schema (applied on the write open that runs the doctor), whether th
 warehouse's own (its stamp, see :mod:`ingest.lake`: a lake of another warehouse is reported and
 never touched), lake partitions marked pending by a writer that was killed, every benchmark's lake
 partition against ``scores`` (row count and a content fingerprint; a file DuckDB cannot read is a
-damaged partition), leftover staging / trash folders inside the lake, the stored collapsed cells
-against their rule (the mark a killed writer left, then every cell: ``ingest.collapsed``), rows of
-two sources in the wrong one of ``scores`` / ``scores_displaced`` for the preference rule
-(``ingest.preference``), and score files whose rows went missing from ``scores`` (reported: `pace ingest` of their tree reloads them).
+damaged partition), leftover staging / trash folders inside the lake, the stores derived from
+``scores`` (stored collapsed cells, counters, instance_stats: ``ingest.derived``) against their rules,
+rows of two sources in the wrong one of ``scores`` / ``scores_displaced`` for the preference rule
+(``ingest.preference``), and score files whose rows went missing from ``scores`` (reported: `pace
+ingest` of their tree reloads them).
+
+``--check`` (``repair=False``) reads what was kept at write time and scans nothing: the stores' marks
+(a writer killed before recomputing them), the lake partitions against the counts recorded when pace
+wrote them (a partition whose files changed is read), the files' row counts against ``score_counts``,
+and the preference rule (which reads the rows of contested cells only, none without an index import). A repair (or ``--check --scan``) compares everything with ``scores`` itself, so it also finds what other
+DuckDB clients wrote.
 
 :func:`rebuild_from_lake` goes the other way: a database file that is lost or damaged is rebuilt
 from its lake, the durable copy of the scores.
@@ -22,7 +29,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import collapsed, preference
+from ingest import derived, preference, summaries
 from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
                          leftovers, mark_pending, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
 from warehouse.connect import connect, describe_open_error, schema_problem
@@ -31,9 +38,12 @@ from warehouse.settings import lake_path
 from ingest.lake import lake_benchmarks
 
 
-def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str | os.PathLike | None = None) -> dict:
+def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str | os.PathLike | None = None,
+               scan: bool = False) -> dict:
     """Check (and with ``repair``, repair) the warehouse on ``con``. ``problems`` lists what was found,
-    ``repaired`` what was done, ``unrepaired`` what is left for the user."""
+    ``repaired`` what was done, ``unrepaired`` what is left for the user. A check without ``scan``
+    reads what was kept at write time only; a repair always compares everything with ``scores``."""
+    scan = scan or repair
     lines, problems, repaired, unrepaired = [], [], [], []
     lake = lake_of(con, lake)
     schema = schema_problem(con)
@@ -52,7 +62,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
     else:
         if marked:
             problems.append(f"lake: a writer stopped before updating {', '.join(marked)}")
-        drift = lake_drift(con, lake)
+        drift = lake_drift(con, lake, stored=not scan)
         broken = damaged(drift)
         for benchmark, ((n_table, _), (n_lake, _)) in drift.items():
             if benchmark in broken:
@@ -69,13 +79,13 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
                         f"({older[0].name}, ...): not removed, as another warehouse may have written them; "
                         "delete them by hand when no pace command is running")
         unrepaired.append(problems[-1])
-    cells_stale = _collapsed_problems(con)
-    problems += cells_stale
-    moved = preference.drift(con)
+    stores = _store_problems(con, compare=scan)
+    problems += list(stores.values())
+    moved = preference.drift(con)      # also a hand change to agentic_preference; nothing without an index import
     problems += [f"preference: {n:,} row(s) of {benchmark} sit in the wrong one of scores / scores_displaced for "
                  "the rule (written outside pace, or agentic_preference changed by hand)" for benchmark, n in moved.items()]
     missing = con.execute(f"""
-        WITH present AS ({preference.PRESENT_ROWS})
+        WITH present AS ({preference.PRESENT_ROWS if scan else summaries.PRESENT_ROWS})
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
                                      WHEN 'inspect log' THEN 'import inspect'
                                      WHEN 'openhands-index' THEN 'import openhands-index' ELSE 'ingest' END,
@@ -93,7 +103,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             try:
                 rewrite = preference.refresh(con)
                 mark_pending(con, rewrite)
-                collapsed.refresh(con)
+                derived.refresh(con)            # the moved rows' cells and counts (every store, stale or not)
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -101,6 +111,13 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             marked = sorted(set(marked) | rewrite)
             repaired.append(f"moved {sum(moved.values()):,} row(s) of {', '.join(moved)} to where the preference "
                             "rule puts them")
+        elif stores:                # first: lake partitions written below are recorded with the new counts
+            derived.refresh_stale(con, list(stores))
+        if stores:
+            n_cells, n_stats = con.execute("SELECT (SELECT count(*) FROM collapsed_cells), "
+                                           "(SELECT count(*) FROM instance_stats)").fetchall()[0]
+            repaired.append(f"recomputed the stored {' and '.join(stores)} from scores ({n_cells:,} collapsed "
+                            f"cells, {n_stats:,} instance_stats rows)")
         if not foreign:
             stamped = read_stamp(lake) is None and lake.exists()
             claim_lake(con, lake)
@@ -116,16 +133,6 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
                 repaired.append(f"removed {len(stale)} leftover folder(s)")
         if schema:
             repaired.append("applied the current schema")
-        if cells_stale:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                collapsed.refresh(con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            n_cells = con.execute(f"SELECT count(*) FROM {collapsed.TABLE}").fetchone()[0]
-            repaired.append(f"recomputed the stored collapsed cells from scores ({n_cells:,} cells)")
     lines += [f"problem: {p}" for p in problems] + [f"repaired: {r}" for r in repaired]
     n_rows = con.execute("SELECT count(*) FROM scores").fetchone()[0]
     verdict = "ok" if not problems else "found problems" if not repair else \
@@ -135,14 +142,17 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             "lake": str(lake), "lines": lines}
 
 
-def _collapsed_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Why the stored collapsed cells may differ from their rule: the mark a writer leaves until it has
-    recomputed them, else a comparison of every cell (for writes made outside pace)."""
-    if collapsed.is_stale(con):
-        return ["collapsed cells: the stored cells are out of date (a writer stopped before recomputing them, "
-                "or they were computed by another version of the rule)"]
-    return [f"collapsed cells: {n:,} stored cell(s) of {benchmark} differ from the rule (collapsed_cells_live): "
-            "scores were changed outside pace" for benchmark, n in collapsed.drift(con).items()]
+def _store_problems(con: duckdb.DuckDBPyConnection, *, compare: bool) -> dict[str, str]:
+    """store -> why it may differ from its rule: the mark a writer leaves until it has recomputed it,
+    else (``compare``) a comparison of every row (for writes made outside pace)."""
+    found = {name: f"{name}: out of date (a writer stopped before recomputing them, or they were computed by "
+                   "another version of the rule)" for name in derived.stale(con)}
+    if compare:
+        for name, parts in derived.drift(con).items():
+            if name not in found:
+                found[name] = (f"{name}: " + ", ".join(f"{n:,} row(s) of {part}" for part, n in parts.items())
+                               + " differ from scores: scores were changed outside pace")
+    return found
 
 
 # ------------------------------------------------------------------------------------ --from-lake
@@ -249,7 +259,7 @@ def _fill(con: duckdb.DuckDBPyConnection, lake: Path) -> tuple[list[str], dict[s
         FROM scores WHERE origin = 'ingest' GROUP BY source_ref""")
     con.execute("""INSERT INTO benchmarks SELECT DISTINCT benchmark, 'source' FROM scores
                    WHERE benchmark NOT IN (SELECT benchmark FROM benchmarks)""")
-    collapsed.refresh(con)
+    derived.refresh(con)
     con.execute("COMMIT")
     remember_lake(con, lake)
     if stamp is None and not unreadable:

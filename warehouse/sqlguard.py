@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ingest.collapsed import mark_stale, refresh_stale
+from ingest.derived import mark_stale, refresh_stale
 from ingest.lake import lake_drift, sync_lake
 from warehouse.errors import UserError
 
@@ -67,11 +67,15 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     if gone:
         raise UserError("the scores table is gone, so the lake was left as it was: `pace ingest` of each "
                         "results tree restores it (and `pace doctor` then says what is still missing)")
+    failed = None
+    try:                # first, so that the lake partitions written below are recorded with the new counts
+        refresh_stale(con)
+    except duckdb.Error as exc:
+        failed = exc
     drift = lake_drift(con)
     if drift:
         sync_lake(con, list(drift))
-    try:
-        refresh_stale(con)
-    except duckdb.Error as exc:
-        raise UserError(f"the stored collapsed cells could not be recomputed ({str(exc).splitlines()[0]}): "
-                        "`pace doctor` restores the schema and recomputes them") from exc
+    if failed is not None:
+        raise UserError(f"the stored collapsed cells and summaries could not be recomputed "
+                        f"({str(failed).splitlines()[0]}): `pace doctor` restores the schema and recomputes them"
+                        ) from failed

@@ -9,7 +9,7 @@ from er_helpers import KEY, aime_pack, aime_plan, aime_script
 from eval_runners.packs import import_pack
 from eval_runners.run import RunOptions, run_plan
 from eval_runners.secrets import Credentials
-from ingest import collapsed
+from ingest import collapsed, derived
 from ingest.lake import lake_drift, pending
 from tests.helpers import Killed, kill_at
 from warehouse.connect import connect
@@ -27,7 +27,7 @@ def db(tmp_path):
     for model in ("a", "b", "c"):
         con.execute("""INSERT INTO scores SELECT ?, 'aime25', 'exact_match', i::VARCHAR, 1.0, 'exact_match',
                        'runner', 'run:x', now() FROM range(4) t(i)""", [model])
-    collapsed.refresh(con)
+    derived.refresh(con)
     con.close()
     return path
 
@@ -48,7 +48,8 @@ def test_a_run_recomputes_the_cells_it_changed(db, chat_server):
     summary = _run(con, chat_server)
     assert summary.rows_written == 4
     assert _cells(con) == {CELL}
-    assert collapsed.drift(con) == {} and not collapsed.is_stale(con)
+    assert derived.drift(con) == {} and not derived.is_stale(con)          # the cells and the summaries
+    assert con.execute("SELECT n_rows FROM score_counts WHERE model = 'm1'").fetchall() == [(4,)]
 
 
 def test_a_run_killed_between_commit_and_lake_is_finished_by_the_next_open(db, chat_server, monkeypatch):
@@ -66,12 +67,12 @@ def test_a_run_killed_between_commit_and_lake_is_finished_by_the_next_open(db, c
 
 
 def test_a_run_killed_inside_a_batch_leaves_nothing_half_written(db, chat_server, monkeypatch):
-    con = connect(db, )
-    kill_at(monkeypatch, eval_runners.writes, "refresh_collapsed")
+    con = connect(db)
+    kill_at(monkeypatch, eval_runners.writes, "refresh_derived")
     with pytest.raises(Killed):
         _run(con, chat_server)
     assert con.execute("SELECT count(*) FROM scores WHERE model = 'm1'").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM runner_calls").fetchone()[0] == 0
-    assert _cells(con) == set() and collapsed.drift(con) == {} and not collapsed.is_stale(con)
+    assert _cells(con) == set() and derived.drift(con) == {} and not derived.is_stale(con)
     assert pending(con) == []
     con.close()

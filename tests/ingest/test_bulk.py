@@ -1,5 +1,5 @@
-"""The batch reader (DuckDB's CSV reader over many files) against the per-file parser: same rows,
-same counts, same errors, on every way a file can be read."""
+"""The batch reader (files joined and parsed by one Arrow CSV call) against the per-file parser: same
+rows, same counts, same errors, on every way a file can be read."""
 from __future__ import annotations
 
 import hashlib
@@ -7,6 +7,7 @@ import itertools
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import ingest.bulk as bulk
@@ -22,13 +23,15 @@ FILES = {
     "src/a/M1.csv": (b"id,score,metric_name\nx,1,m\ny,0,m\nz,0.25,m\n", "fast"),
     "src/a/M2.csv": (b"id,score,metric_name\r\nx,0,m\r\ny,1,m\r\n", "fast"),
     "src/a/M3.csv": (b"id,score,metric_name\nx,1,m\ny,,m\nz,oops,m\nw,+-1,m\nv,inf,m\n", "fast"),
-    "src/a/M4.csv": (b'id,score,metric_name\n"q,1",0.5,"m,n"\n"a""b",1,\n', "fast"),
+    "src/a/M4.csv": (b'id,score,metric_name\n"q,1",0.5,"m,n"\n"a""b",1,\n', "reference"),   # quotes
     "src/a/M5.csv": ("id,score,metric_name\n  x , 1 ,m \n\ty\t,\u20090.5\u2009,m\n\u00e9,\u0661,m\n".encode(), "careful"),
     "src/a/M6.csv": (b"\xef\xbb\xbfid,score,metric_name\nx,1,m\n", "careful"),        # a byte-order mark
-    "src/b/M1.csv": (b"id,score,metric_name\n\nx,1,m\n\ny,0,m\n\n", "fast"),          # blank lines
-    "src/b/M2.csv": (b'id,score,metric_name\nx,1,"m\nn"\n', "fast"),                 # a quoted line break
-    "src/b/M3.csv": (b'id,score,metric_name\n"a"x,1,m\ny,0,m\n', "fast"),             # DuckDB refuses, valid
-    "src/b/M4.csv": (b"id,score,metric_name\nx,1,m\r\ny,0,m\n", "reference"),        # mixed line endings
+    "src/b/M1.csv": (b"id,score,metric_name\n\nx,1,m\n\ny,0,m\n\n", "reference"),     # blank lines
+    "src/b/M2.csv": (b'id,score,metric_name\nx,1,"m\nn"\n', "reference"),            # a quoted line break
+    "src/b/M3.csv": (b'id,score,metric_name\n"a"x,1,m\ny,0,m\n', "reference"),        # a quote inside a value
+    "src/b/M4.csv": (b"id,score,metric_name\nx,1,m\r\ny,0,m\n", "fast"),             # mixed line endings
+    "src/b/M7.csv": (b"id,score,metric_name\nx,1,m\ry,0,m\n", "reference"),            # a CR-only line ending
+    "src/b/M8.csv": (b"id,score,metric_name\r\nx,1,m\r\ny,0.5,m", "fast"),           # no final line break
     "src/b/M5.csv": (b"id,score\n0.5,q1\n1,q2\n", "reference"),                      # legacy, swapped
     "src/b/M6.csv": (b"id,score,metric_name\nx,1,m\ny,0,m\nx,0,m\ny,0,m\nz,1,m\n", "fast"),   # repeats
     "gaia/M1.csv": (b"id,score,metric_name\n" + b"".join(b"%d,0,r\n" % i for i in range(3))
@@ -67,7 +70,7 @@ def test_every_route_gives_the_per_file_parsers_rows(tmp_path, monkeypatch, dupl
                                 FROM score_files WHERE path = ?""", [rel]).fetchone()
         assert stored == (expected.table.num_rows, expected.n_duplicates, expected.n_null_scores, expected.layout,
                           expected.n_runs, expected.run_means or [], expected.conflicting_ids or []), rel
-    assert report.files_per_file == 5           # blank lines, quoted line break, refused, mixed, legacy
+    assert report.files_per_file == 6           # quotes (3), blank lines, CR-only, legacy
     assert report.rows_written == sum(parse_bytes(r, d, duplicates).table.num_rows for r, (d, _) in FILES.items())
     assert lake_drift(con, tmp_path / "lake") == {}
     kinds = {(a.kind, a.where) for a in report.anomalies}
@@ -76,8 +79,9 @@ def test_every_route_gives_the_per_file_parsers_rows(tmp_path, monkeypatch, dupl
 
 
 def test_fast_route_scores_follow_the_per_file_rule(tmp_path):
-    """DuckDB's cast on the fast route gives what parse_scores gives (Python float, finite, else NULL)
-    for every string of up to 4 characters of "01.e+-_" and some words."""
+    """The fast route's score rule gives what parse_scores gives (Python float, finite, else NULL) for
+    every string of up to 4 characters of "01.e+-_" and some words: Arrow's cast where it takes a
+    string (always with Python's value), DuckDB's TRY_CAST for a batch with a string it does not take."""
     texts = sorted({"".join(t) for n in range(1, 5) for t in itertools.product("01.e+-_", repeat=n)}
                    | {"inf", "-inf", "nan", "NaN", "Infinity", "1e400", "1e-400", "1_000", "+-1", "0x10", "1d5"})
     data = ("id,score,metric_name\n" + "".join(f"i{k},{s},m\n" for k, s in enumerate(texts))).encode()
@@ -85,21 +89,33 @@ def test_fast_route_scores_follow_the_per_file_rule(tmp_path):
     write_csv(root / "src" / "M.csv", data)
     assert bulk.probe(root / "src" / "M.csv").route == "fast"
     con = connect(tmp_path / "w.duckdb")
-    assert ingest_tree(con, root, tmp_path / "lake").files_per_file == 0     # DuckDB read it
+    assert ingest_tree(con, root, tmp_path / "lake").files_per_file == 0     # read in a joined batch
     got = dict(con.execute("SELECT instance_id, score FROM scores").fetchall())
     expected = parse_scores(pa.chunked_array([pa.array(texts)])).to_pylist()
     assert [got[f"i{k}"] for k in range(len(texts))] == expected
     assert got[f"i{texts.index('+-1')}"] is None and got[f"i{texts.index('1_000')}"] == 1000.0
+    taken_by_arrow = 0
+    for text in texts:
+        try:
+            value = pc.cast(pa.array([text]), pa.float64())[0].as_py()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        taken_by_arrow += 1
+        assert value == float(text) or (value != value and float(text) != float(text)), text
+    assert taken_by_arrow > 100
 
 
 BAD_IN_A_BATCH = {
-    # file bytes, message fragment, line: each read by DuckDB first, then named by the per-file parser
+    # file bytes, message fragment, line: each read in a joined batch first, then named by the per-file parser
     "ragged": (b"id,score,metric_name\nx,1,m\ny,0,m,extra\n", "4 fields", 3),
     "short": (b"id,score,metric_name\nx,1,m\ny,0\n", "2 fields", 3),
     "empty id": (b"id,score,metric_name\nx,1,m\n,0,m\n", "empty instance id", 3),
     "padded empty id": (b"id,score,metric_name\nx,1,m\n  ,0,m\n", "empty instance id", 3),
     "header only": (b"id,score,metric_name\n", "no rows", 2),
     "quoted line break in id": (b'id,score,metric_name\nw,1,m\n"x\ny",1,m\n', "line break", 3),
+    "CR-only line endings": (b"id,score,metric_name\rx,1,m\ry,0,m\r", "unexpected header", 1),
+    "ragged lines whose commas add up": (b"id,score,metric_name\nx,1\ny,0,m,extra\n", "2 fields", 2),
+    "a whitespace-only line": (b"id,score,metric_name\nx,1,m\n  \ny,0,m\n", "1 fields", 3),
     "repeat with --duplicates error": (b"id,score,metric_name\nx,1,m\ny,1,m\nx,0,m\n", "repeats an earlier id", 4),
 }
 
@@ -214,29 +230,50 @@ def test_a_kill_before_the_new_files_land_is_repaired_on_the_next_open(tmp_path,
 
 # ------------------------------------------------------------- bulk path == per-file path, whole tree
 def _per_file_only(monkeypatch):
-    """Every file read by the per-file parser (the reference), none by DuckDB's reader."""
+    """Every file read by the per-file parser (the reference), none in a joined batch."""
     classify = bulk._classify
     monkeypatch.setattr(bulk, "_classify", lambda name, data: ("reference", *classify(name, data)[1:]))
 
 
 def _inject(root: Path) -> dict[str, str]:
-    """Damage a synthetic tree the way real trees are damaged; returns what was done to which file."""
+    """Damage a synthetic tree the way real trees are damaged (and in every way a file can still be
+    read); returns what was done to which file."""
     files = sorted(p for p in root.rglob("*.csv"))
     done = {}
 
     def edit(path: Path, change, what):
-        lines = path.read_bytes().split(b"\n")
-        path.write_bytes(b"\n".join(change(lines)))
+        data = path.read_bytes()
+        eol = b"\r\n" if b"\r\n" in data else b"\n"
+        lines = data[:-len(eol)].split(eol)
+        path.write_bytes(change(lines, eol))
         done[path.relative_to(root).as_posix()] = what
+
+    def score(line: bytes, value: bytes) -> bytes:
+        i, _, m = line.split(b",")
+        return b",".join([i, value, m])
+
+    def joined(lines, eol):
+        return eol.join(lines) + eol
 
     # a repeated id block (the first rows again, other scores), a whole second run, non-numeric scores,
     # a score outside [0, 1]
-    edit(files[0], lambda ls: ls[:-1] + [ls[1].replace(b",1,", b",0,").replace(b",0.", b",1."), ls[2], b""],
-         "repeats")
-    edit(files[3], lambda ls: ls[:-1] + ls[1:-1] + [b""], "two runs")
-    edit(files[5], lambda ls: [ls[0], *(l.rsplit(b",", 2)[0] + b",n/a," + l.rsplit(b",", 1)[1] if 0 < i < 4 else l
-                                        for i, l in enumerate(ls[1:], 1))], "non-numeric")
-    edit(files[7], lambda ls: [ls[0], ls[1].split(b",")[0] + b",1.5," + ls[1].split(b",")[2], *ls[2:]], "out of range")
+    edit(files[0], lambda ls, e: joined(ls + [score(ls[1], b"0.5"), ls[2]], e), "repeats")
+    edit(files[3], lambda ls, e: joined(ls + ls[1:], e), "two runs")
+    edit(files[5], lambda ls, e: joined([ls[0], *(score(l, b"n/a") if 0 < i < 4 else l
+                                                 for i, l in enumerate(ls[1:], 1))], e), "non-numeric")
+    edit(files[7], lambda ls, e: joined([ls[0], score(ls[1], b"1.5"), *ls[2:]], e), "out of range")
+    # read by the per-file parser: quoted fields, the legacy header, blank lines, a CR-only line end
+    edit(files[9], lambda ls, e: joined([ls[0], b'"' + ls[1].replace(b",", b'","') + b'"', *ls[2:]], e), "quoted")
+    edit(files[11], lambda ls, e: joined([b"id,score"] + [l.rsplit(b",", 1)[0] for l in ls[1:]], e), "legacy")
+    edit(files[13], lambda ls, e: joined(ls[:2] + [b""] + ls[2:], e), "blank line")
+    edit(files[15], lambda ls, e: joined(ls[:2], e) + b"\r".join(ls[2:4]) + e + joined(ls[4:], e), "CR line end")
+    # read in a joined buffer but trimmed: padding, a byte-order mark, non-ASCII ids; and the other
+    # line endings
+    edit(files[17], lambda ls, e: joined([ls[0], b" " + score(ls[1], b" 0.25\t"), *ls[2:]], e), "padded")
+    edit(files[19], lambda ls, e: b"\xef\xbb\xbf" + joined(ls, e), "byte-order mark")
+    edit(files[21], lambda ls, e: joined([ls[0], "\u00e9t\u00e9,1,m".encode(), *ls[2:]], e), "non-ASCII")
+    edit(files[23], lambda ls, e: joined(ls, e)[:-len(e)], "no final line break")
+    edit(files[25], lambda ls, e: e.join(ls[:3]) + b"\n" + b"\r\n".join(ls[3:]) + b"\r\n", "mixed line ends")
     return done
 
 
@@ -256,7 +293,7 @@ def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_p
     root = tmp_path / "t"
     generate_tree(root, n_models=4, seed=3, scale=0.02)
     done = _inject(root)
-    assert sorted(done.values()) == ["non-numeric", "out of range", "repeats", "two runs"]
+    assert len(done) == 13
     got = {}
     for how in ("bulk", "per-file"):
         with monkeypatch.context() as m:
@@ -269,24 +306,39 @@ def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_p
                         report.rows_written, report.files_per_file)
             con.close()
     (state_b, anomalies_b, rows_b, per_file_b), (state_r, anomalies_r, rows_r, per_file_r) = got["bulk"], got["per-file"]
-    assert per_file_r == len(list(root.rglob("*.csv"))) and per_file_b < per_file_r / 2
+    assert per_file_r == len(list(root.rglob("*.csv"))) and per_file_b == 4    # quoted, legacy, blank, CR
     assert rows_b == rows_r and state_b == state_r
     assert anomalies_b == anomalies_r
     kinds = {k for k, _, _ in anomalies_b}
     assert {"repeated_runs", "conflicting_duplicates", "null_scores", "out_of_range"} <= kinds
 
 
-def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, monkeypatch):
+BAD_LINES = {
+    # line 6 of a CRLF or LF synthetic file, damaged: (new line, expected line of the error)
+    "a fourth field": (lambda l: l + b",surplus", 6),
+    "a missing field": (lambda l: l.rsplit(b",", 1)[0], 6),
+    "an empty id": (lambda l: b"," + l.split(b",", 1)[1], 6),
+    "a padded empty id": (lambda l: b"  ," + l.split(b",", 1)[1], 6),
+    "whitespace only": (lambda l: b"   ", 6),
+    "a quoted line break in the id": (lambda l: b'"a\nb",1,m', 6),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(BAD_LINES))
+def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, monkeypatch, damage):
     from ingest.synthetic import generate_tree
 
     monkeypatch.setattr(bulk, "BATCH_FILES", 7)
     root = tmp_path / "t"
     generate_tree(root, n_models=4, seed=3, scale=0.02)
+    _inject(root)                                               # valid damage too, in other files
     bad = sorted(root.rglob("*.csv"))[-2]
-    lines = bad.read_bytes().split(b"\n")
-    cr = b"\r" if lines[5].endswith(b"\r") else b""
-    lines[5] = lines[5].rstrip(b"\r") + b",surplus" + cr      # line 6 gets a fourth field
-    bad.write_bytes(b"\n".join(lines))
+    data = bad.read_bytes()
+    eol = b"\r\n" if b"\r\n" in data else b"\n"
+    lines = data.split(eol)
+    change, line = BAD_LINES[damage]
+    lines[line - 1] = change(lines[line - 1])
+    bad.write_bytes(eol.join(lines))
     errors = []
     for how in ("bulk", "per-file"):
         with monkeypatch.context() as m:
@@ -298,4 +350,101 @@ def test_on_a_synthetic_tree_a_bad_line_is_named_alike_by_both_paths(tmp_path, m
             errors.append((info.value.path, info.value.line, info.value.message))
             assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
             con.close()
-    assert errors[0] == errors[1] and errors[0][0] == str(bad) and errors[0][1] == 6
+    assert errors[0] == errors[1] and errors[0][0] == str(bad) and errors[0][1] == line
+
+
+# ------------------------------------------------------------- size and time first, then the hash
+def _reads(monkeypatch) -> list[str]:
+    """Names of the files whose bytes are read from now on (by the reader or the listing's hash)."""
+    read: list[str] = []
+    bytes_of, probe_of = bulk.BatchReader._bytes, bulk.probe
+
+    def counted_bytes(self, fi):
+        read.append(Path(self.paths[fi]).name)
+        return bytes_of(self, fi)
+
+    def counted_probe(path, classify=True):
+        read.append(Path(path).name)
+        return probe_of(path, classify)
+
+    monkeypatch.setattr(bulk.BatchReader, "_bytes", counted_bytes)
+    monkeypatch.setattr("ingest.load.probe", counted_probe)
+    return read
+
+
+def test_an_unchanged_file_is_not_read_a_touched_one_is_hashed_and_kept_a_changed_one_replaced(tmp_path, monkeypatch):
+    import os
+
+    root = _model_tree(tmp_path / "t", {"A": 0.1, "B": 0.9, "C": 0.5})
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, root, tmp_path / "lake")
+    before = _snapshot(con, tmp_path / "lake")
+    read = _reads(monkeypatch)
+    again = ingest_tree(con, root, tmp_path / "lake")
+    assert read == [] and again.files_unchanged == 6 and _snapshot(con, tmp_path / "lake") == before
+    # the same bytes with a new time: read once, a no-op for the rows, the new time recorded
+    touched = root / "gaia" / "B.csv"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10**9))
+    again = ingest_tree(con, root, tmp_path / "lake")
+    assert read == ["B.csv"] and again.files_unchanged == 6 and again.rows_written == 0
+    assert con.execute("SELECT mtime_ns FROM score_files WHERE path = 'gaia/B.csv'").fetchone()[0] == \
+        touched.stat().st_mtime_ns
+    read.clear()
+    assert ingest_tree(con, root, tmp_path / "lake").files_unchanged == 6 and read == []
+    # other bytes of the same size: read, and exactly its rows replaced
+    write_csv(root / "gaia" / "C.csv", "id,score,metric_name\ng,0.7,acc\n")
+    assert (root / "gaia" / "C.csv").stat().st_size == len("id,score,metric_name\ng,0.5,acc\n")
+    changed = ingest_tree(con, root, tmp_path / "lake")
+    assert read == ["C.csv", "C.csv"] and (changed.files_changed, changed.rows_removed, changed.rows_written) == (1, 1, 1)
+    assert con.execute("SELECT score FROM scores WHERE source_ref = 'gaia/C.csv'").fetchall() == [(0.7,)]
+    assert lake_drift(con, tmp_path / "lake") == {}
+
+
+def test_a_warehouse_from_before_sizes_and_times_hashes_once_then_records_them(tmp_path, monkeypatch):
+    root = _model_tree(tmp_path / "t", {"A": 0.1, "B": 0.9})
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, root, tmp_path / "lake")
+    con.execute("UPDATE score_files SET size = NULL, mtime_ns = NULL")          # as an older pace left them
+    read = _reads(monkeypatch)
+    first = ingest_tree(con, root, tmp_path / "lake")
+    assert sorted(read) == ["A.csv", "A.csv", "B.csv", "B.csv"] and first.files_unchanged == 4
+    assert first.rows_written == 0
+    read.clear()
+    assert ingest_tree(con, root, tmp_path / "lake").files_unchanged == 4 and read == []
+
+
+def _classify_by_definition(name: str, data: bytes) -> tuple:
+    """The routes of the module doc, one byte-level fact at a time (what bulk._classify computes in two passes)."""
+    from ingest.csvfile import HEADER_LEGACY, header_layout
+
+    if not data or b"\x00" in data or b'"' in data:
+        return "reference", "", 0, 0
+    try:
+        data.decode("utf-8")
+        header = header_layout(name, data)
+    except (UnicodeDecodeError, IngestError):
+        return "reference", "", 0, 0
+    layout = ",".join(header)
+    first = data.find(b"\n")
+    if header == HEADER_LEGACY or first < 0 or first + 1 == len(data) \
+            or data.count(b"\r") != data.count(b"\r\n") or b"\n\n" in data or b"\n\r\n" in data:
+        return "reference", layout, 0, 0
+    padded = not data.isascii() or any(bytes([c]) in data for c in b" \t\x0b\x0c\x1c\x1d\x1e\x1f")
+    return ("careful" if padded else "fast"), layout, data.count(b"\n") - (1 if data.endswith(b"\n") else 0), first + 1
+
+
+def test_classify_agrees_with_its_definition_on_random_files():
+    import random
+
+    rng = random.Random(7)
+    alphabet = [b"a", b"1", b"0.5", b",", b",", b"\n", b"\n", b"\r\n", b"\r", b'"', b" ", b"\t", b"\x0c", b"\x00",
+                "\u00e9".encode(), b"\xff", b"\xef\xbb\xbf"]
+    headers = [b"id,score,metric_name\n", b"id,score,metric_name\r\n", b"id,score\n", b"\xef\xbb\xbfid,score,metric_name\n",
+               b"id,score,metric_name", b"x,y,z\n", b""]
+    routes = set()
+    for _ in range(4000):
+        data = rng.choice(headers) + b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        got = bulk._classify("f.csv", data)
+        assert got == _classify_by_definition("f.csv", data), data
+        routes.add(got[0])
+    assert routes == {"fast", "careful", "reference"}

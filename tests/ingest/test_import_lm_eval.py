@@ -271,7 +271,7 @@ def test_rows_deleted_by_hand_are_named_by_doctor_and_reloaded_by_the_import(wh,
 
     import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")
     wh.execute("DELETE FROM scores WHERE benchmark = 'ifeval' AND instance_id = '1'")
-    report = run_doctor(wh, repair=False)
+    report = run_doctor(wh, repair=False, scan=True)          # deleted by another client: a scan sees it
     assert any(f"`pace import lm-eval {lm_run.resolve()} --map MAP` reloads them" in p for p in report["problems"])
     again = import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")
     assert (again.files_reloaded, again.rows_written) == (2, 6)

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ingest import derived
 from ingest.errors import IngestError
 from ingest.lake import lake_drift
 from ingest.load import ingest_tree
@@ -144,9 +145,11 @@ def lake_rows(db: Path) -> list[tuple]:
 
 
 def assert_lake_in_step(db: Path) -> None:
-    con = connect(db, )
+    """The lake, and the stores derived from scores (collapsed cells, counters, instance_stats), equal scores."""
+    con = connect(db, refresh_collapsed=False)
     try:
         assert lake_drift(con) == {}
+        assert derived.stale(con) == [] and derived.drift(con) == {}
     finally:
         con.close()
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import ingest.load
-from ingest import collapsed
+from ingest import collapsed, derived, summaries
 from ingest.errors import IngestError
 from ingest.harness import import_results
 from ingest.load import ingest_tree
@@ -49,13 +49,17 @@ def stored(con) -> set[tuple]:
 
 
 def assert_store_is_the_rule(con) -> None:
-    """Every stored cell equals the rule's (values too), the stored source leaf sizes too, and no mark is left."""
+    """Every stored cell equals the rule's (values too), the stored source leaf sizes too, and no mark is left;
+    and the summaries kept by the same mechanism (counters, instance_stats: ingest.summaries) equal theirs."""
     live = set(con.execute("SELECT model, benchmark, subdir, facet, reason FROM collapsed_cells_live").fetchall())
     assert stored(con) == live
     sizes = set(con.execute("SELECT benchmark, subdir, n_instances FROM source_leaves").fetchall())
     assert sizes == set(con.execute("SELECT * FROM source_leaves_live").fetchall())
     assert collapsed.drift(con) == {}
     assert not collapsed.is_stale(con)
+    assert summaries.drift(con) == {} and not summaries.is_stale(con)
+    assert con.execute("SELECT count(*) FROM instance_stats").fetchone()[0] == \
+        con.execute("SELECT count(*) FROM instance_stats_live").fetchone()[0]
 
 
 def ingested(tmp_path):
@@ -112,7 +116,7 @@ def test_changed_file_and_prune_recompute_the_cells(wh, tmp_path):
 
 def test_no_op_reingest_leaves_the_store_alone(wh, tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(ingest.load, "refresh_collapsed", lambda con: calls.append(con))
+    monkeypatch.setattr(ingest.load, "refresh_derived", lambda con, timed=None: calls.append(con))
     report = ingest_tree(wh, tmp_path / "tree", tmp_path / "lake")
     assert report.files_unchanged == report.files and calls == []
     assert [a.where for a in report.anomalies if a.kind == "collapsed_near_zero"] == ["bench/a"]
@@ -204,7 +208,7 @@ def test_strict_ingest_that_refuses_leaves_the_store_as_it_was(wh, tmp_path):
 def test_ingest_killed_while_recomputing_writes_nothing(wh, tmp_path, monkeypatch):
     rows = wh.execute("SELECT count(*) FROM scores").fetchone()[0]
     write_csv(tmp_path / "tree" / "bench" / "a" / "Broken.csv", leaf_csv(GOOD))
-    kill_at(monkeypatch, ingest.load, "refresh_collapsed")
+    kill_at(monkeypatch, ingest.load, "refresh_derived")
     with pytest.raises(Killed):
         ingest_tree(wh, tmp_path / "tree", tmp_path / "lake")
     assert wh.execute("SELECT count(*) FROM scores WHERE model = 'Broken' AND subdir = 'a' AND score > 0"
@@ -226,7 +230,7 @@ def test_alias_killed_while_recomputing_renames_nothing(wh, monkeypatch):
 
 def test_a_mark_left_by_a_stopped_writer_is_finished_by_the_next_open(tmp_path):
     db, con = ingested(tmp_path)
-    collapsed.mark_stale(con)                               # as `pace run` does before its first call
+    derived.mark_stale(con)                                 # as `pace sql --write` does before it writes
     con.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")     # its rows; then it is killed
     con.close()
     con = connect(db, read_only=True, refresh_collapsed=False)
@@ -258,10 +262,11 @@ def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
     raw = duckdb.connect(str(db))                           # a DuckDB client, not pace
     raw.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")
     raw.close()
-    check = run_pace("doctor", "--check", "--db", db, "--json")
+    assert run_pace("doctor", "--check", "--db", db).exit_code == 0     # reads what pace kept: sees nothing
+    check = run_pace("doctor", "--check", "--scan", "--db", db, "--json")
     assert check.exit_code == 1
-    assert "collapsed cells: 1 stored cell(s) of bench differ from the rule (collapsed_cells_live): scores were " \
-           "changed outside pace" in json.loads(check.stdout)["problems"]
+    assert "collapsed cells: 1 row(s) of bench differ from scores: scores were changed outside pace" \
+        in json.loads(check.stdout)["problems"]
     fixed = run_pace("doctor", "--db", db)
     assert fixed.exit_code == 0 and "recomputed the stored collapsed cells" in fixed.stdout
     assert run_pace("doctor", "--check", "--db", db).exit_code == 0
@@ -278,8 +283,8 @@ def test_doctor_recomputes_source_leaf_sizes_changed_outside_pace(tmp_path):
     raw.execute("INSERT INTO scores SELECT model, benchmark, subdir, 'extra', score, metric_name, origin, source_ref, "
                 "recorded_at FROM scores WHERE model = 'M1' AND subdir = 'b' LIMIT 1")
     raw.close()
-    check = run_pace("doctor", "--check", "--db", db, "--json")
-    assert check.exit_code == 1 and "1 stored cell(s) of bench differ" in check.stdout, check
+    check = run_pace("doctor", "--check", "--scan", "--db", db, "--json")
+    assert check.exit_code == 1 and "collapsed cells: 1 row(s) of bench differ" in check.stdout, check
     assert run_pace("doctor", "--db", db).exit_code == 0
     con = connect(db, read_only=True)
     assert con.execute("SELECT n_instances FROM source_leaves WHERE subdir = 'b'").fetchall() == [(41,)]

@@ -40,3 +40,38 @@ def test_instance_stats_match_numpy(tmp_path):
         assert n == len(scored) and mean == pytest.approx(x.mean()) and var == pytest.approx(x.var())
         assert disc == pytest.approx(np.corrcoef(x, [ability[m] for m in scored])[0, 1])
         assert corr_gaia == pytest.approx(np.corrcoef(x, [gaia[m] for m in scored])[0, 1])
+
+
+def test_the_stored_table_is_the_live_rule_and_agrees_with_instance_target_corr(tmp_path):
+    """Two targets: the slot-per-target correlations of instance_stats_live equal instance_target_corr's
+    join (one row per instance and target), and the stored table equals the rule."""
+    from ingest.summaries import drift
+    from ingest.synthetic import generate_tree
+
+    generate_tree(tmp_path / "t", n_models=6, seed=1, scale=0.02)
+    con = connect(tmp_path / "w.duckdb")
+    ingest_tree(con, tmp_path / "t", tmp_path / "lake")
+    assert drift(con) == {}
+    slots = {(b, s, i, t): c for b, s, i, t, c in con.execute("""
+        SELECT benchmark, subdir, instance_id, unnest(map_keys(target_correlation)),
+               unnest(map_values(target_correlation)) FROM instance_stats""").fetchall()}
+    joined = {(b, s, i, t): c for b, s, i, t, c in con.execute(
+        "SELECT benchmark, subdir, instance_id, target, correlation FROM instance_target_corr").fetchall()}
+    assert len({k[3] for k in joined}) >= 2 and slots.keys() == joined.keys()
+    assert all((slots[k] is None) == (joined[k] is None) for k in joined)
+    assert max(abs(slots[k] - joined[k]) for k in joined if joined[k] is not None) < 1e-9
+    n_null = sum(v is None for v in joined.values())
+    assert 0 < n_null < len(joined)                     # constant instances are NULL, the others are not
+
+
+def test_a_ninth_target_is_refused(tmp_path):
+    from warehouse.errors import UserError
+    from warehouse.roles import MAX_TARGETS, set_role
+
+    con = connect(tmp_path / "w.duckdb")
+    have = con.execute("SELECT count(*) FROM benchmarks WHERE role = 'target'").fetchone()[0]
+    for k in range(MAX_TARGETS - have):
+        set_role(con, f"t{k}", "target")
+    with pytest.raises(UserError, match="8 targets already"):
+        set_role(con, "one_more", "target")
+    set_role(con, "t0", "target")                       # one that is a target already stays one
