@@ -48,7 +48,6 @@ import re  # noqa: E402
 import time  # noqa: E402
 import zlib  # noqa: E402
 from dataclasses import asdict, dataclass, replace  # noqa: E402
-from datetime import date  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -57,6 +56,7 @@ from models.anchors import (ability_curve, ability_grid, estimate_full_mean, fit
                             next_anchors, normal_log_prior, prediction_prior, random_draws, regression_prior,
                             stratified_draws)
 from models.anchors.calibration import conformal_factor, interval_scores, widen  # noqa: E402
+from models.anchors.features import metadata_features  # noqa: E402   (the features `pace fit` uses)
 from models.anchors.posterior import log_likelihood, posterior_weights  # noqa: E402
 from models.anchors.prior import conditional_prior  # noqa: E402
 from models.common.metrics import spearman  # noqa: E402
@@ -164,25 +164,6 @@ def make_splits(data: AgenticData, k: int = 3) -> dict[str, list[list[str]]]:
     ranked = sorted(models, key=lambda m: (strength[m], m))
     return {"loo": [[m] for m in models], "family": [families[f] for f in sorted(families)],
             f"low-{k}": [ranked[:k]], f"high-{k}": [ranked[-k:]]}
-
-
-# --------------------------------------------------------------------------------------------- features
-
-def metadata_features(meta: dict | None) -> np.ndarray:
-    """(4,) release date (years since 2025), log10 output price, open weights (0/1), log10 active params
-    (NaN where unknown)."""
-    if not meta:
-        return np.full(4, np.nan)
-    try:
-        released = date.fromisoformat(meta["release_date"])
-        years = (released - date(2025, 1, 1)).days / 365.25
-    except (KeyError, TypeError, ValueError):
-        years = np.nan
-    price = meta.get("output_price")
-    active = meta.get("active_parameter_count_b") or meta.get("parameter_count_b")
-    return np.array([years, np.log10(price) if price else np.nan,
-                     1.0 if meta.get("openness", "").startswith("open") else 0.0,
-                     np.log10(active) if active else np.nan])
 
 
 # ------------------------------------------------------------------------------------------- evaluation
@@ -541,7 +522,7 @@ def per_model_errors(records: list[Record], method: str, k: int) -> dict:
 def plot(summary: dict, methods: list[str], path: Path) -> None:
     """Error against cost: per split, each method's average MAE over the targets against the average cost of
     its anchors per model (USD, summed over the targets), one point per K."""
-    from warehouse.plotting import pyplot
+    from warehouse.plots import pyplot
 
     plt = pyplot()
     splits = ordered(summary)

@@ -7,8 +7,8 @@ Protocol (why each number is honest):
 - a held-out model's prediction comes from a fold that holds out *at least* the Pace models the anchors
   split holds out with it: the warehouse's own ``loo`` and ``family`` splits (the Pace members of a family of
   the 27 models are exactly the warehouse's family folds), and for ``low-K`` / ``high-K`` of the 27 models one
-  custom fold holding out the Pace members of that set (``regressors.run_folds`` over the rows of a temporary
-  folds table, the same kernels `pace loocv` runs);
+  custom fold holding out the Pace members of that set (``warehouse.evaluate.evaluate_split`` over a one-fold
+  ``Folds``, the path `pace loocv` takes);
 - the interval follows bench/accuracy.py: split-conformal offsets (``warehouse.fit.interval_offsets``) of the
   logit residuals of the *other* Pace models' leave-one-out predictions (the model's own residual never sets its
   interval); for a model whose source ability lies outside its fold's training Pace models' range, pooled with
@@ -72,23 +72,21 @@ def run_split(con, split: str) -> dict:
 
 
 def _run_custom(con, held_out: list[str]) -> dict:
-    """{(model, target): predicted} of one custom fold holding out ``held_out`` together."""
-    from warehouse import regressors
+    """{(model, target): predicted} of one custom fold holding out ``held_out`` together (the `default`
+    method over a Folds of one fold, the path `pace loocv` takes for its own splits)."""
+    from warehouse import methods
+    from warehouse.evaluate import evaluate_split, resolve
     from warehouse.matrices import build_matrices
+    from warehouse.methods.data import Folds
 
     m = build_matrices(con)
-    con.execute("CREATE OR REPLACE TEMP TABLE _anchors_folds AS "
-                "SELECT 'custom' AS fold, ?::VARCHAR[] AS held_out, t AS target FROM unnest(?::VARCHAR[]) AS u(t)",
-                [sorted(held_out), m.targets])
-    try:
-        with regressors.registered(m) as token:
-            folds = regressors.run_folds(con, token, "SELECT fold, held_out, target FROM _anchors_folds", [],
-                                         {"count": 100, "seed": 42})
-    finally:
-        con.execute("DROP TABLE IF EXISTS _anchors_folds")
-    pred = folds.predicted(m.models, m.targets)
-    return {(model, t): float(pred[i, k]) for i, model in enumerate(m.models) for k, t in enumerate(m.targets)
-            if model in held_out and np.isfinite(pred[i, k])}
+    method = methods.get("default", "abs")
+    folds = Folds("custom", m, {"custom": sorted(set(held_out) & set(m.models))})
+    evaluation = evaluate_split(con, method, "abs", folds, method.options({"count": 100, "seed": 42}))
+    rows = resolve(con, evaluation.predictions)
+    return {(model, t): float(p) for model, t, p in zip(*(rows.column(c).to_pylist()
+                                                         for c in ("model", "target", "predicted")))
+            if model in held_out and p is not None and np.isfinite(p)}
 
 
 def abilities(con) -> dict:
