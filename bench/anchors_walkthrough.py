@@ -30,7 +30,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+sys.path.append(str(Path(__file__).resolve().parent))           # after the repo: bench helpers only
 from ingest.openhands_index import BENCHMARKS, KNOWN_SPELLINGS  # noqa: E402
+from workdir import claim  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 PACE = Path(sys.executable).parent / "pace"
@@ -84,10 +86,18 @@ def main() -> None:
     if not (SHARED / "openhands-index").is_dir():
         raise SystemExit(f"no {SHARED / 'openhands-index'}: the walkthrough needs the real data")
     held = [m.strip() for m in args.models.split(",") if m.strip()]
-    work = args.work or Path(tempfile.mkdtemp(prefix="pace-anchors-walk-"))
+    work = claim(args.work or Path(tempfile.mkdtemp(prefix="pace-anchors-walk-")), "pace-anchors-walkthrough")
     db, log = work / "pace.duckdb", []
     index = work / "index"
-    shutil.copytree(SHARED / "openhands-index", index)
+    for earlier in (db, db.with_name(db.name + ".wal")):     # an earlier run's warehouse: built again
+        earlier.unlink(missing_ok=True)
+    for earlier in [index, work / "pace.lake", work / "lake", *work.glob("batch-*")]:
+        shutil.rmtree(earlier, ignore_errors=True)
+    shutil.copytree(SHARED / "openhands-index", index)       # a copy: the held-out models are cut from it
+    known = {folder.name for folder in (index / "results").iterdir() if folder.is_dir()}
+    unknown = [m for m in held if m not in known]           # also keeps a name like ../x from leaving the copy
+    if unknown:
+        raise SystemExit(f"--models: not a model folder of the index: {', '.join(unknown)}")
     for model in held:                      # only metadata.json: the model arrives knowing nothing else
         for extra in ("scores.json", "instance_results"):
             path = index / "results" / model / extra

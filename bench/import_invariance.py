@@ -25,6 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 # bench/ holds an ingest.py: keep the folder off sys.path so `import ingest` finds the package
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(REPO))
+sys.path.append(str(Path(__file__).resolve().parent))           # after the repo: bench helpers only
+from workdir import claim  # noqa: E402
+
 SHARED = REPO.parent / "shared"
 OLD_TARGETS = ["gaia", "swebench", "swebench_multimodal", "swtbench"]
 SUGGESTED = [("Gemini-3-Flash", "Gemini-3-Flash-Preview"), ("Gemini-3-Pro", "Gemini-3-Pro-Preview"),
@@ -57,7 +60,7 @@ def build(work: Path) -> tuple[Path, Path, Path, dict]:
     from warehouse.aliases import add_alias
     from warehouse.connect import connect
 
-    work.mkdir(parents=True, exist_ok=True)
+    claim(work, "pace-import-invariance")         # its a/, b/, c/ and commit0-tree/ are replaced below
     a, b, c = (work / name / "pace.duckdb" for name in "abc")
     for db in (a, b, c):
         shutil.rmtree(db.parent, ignore_errors=True)

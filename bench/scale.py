@@ -60,6 +60,8 @@ import threading
 import time
 from pathlib import Path
 
+from workdir import claim
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results" / "scale.json"
 PLOT = REPO / "bench" / "results" / "scale.png"
@@ -630,12 +632,8 @@ def main() -> None:
         unknown = sorted(set(args.steps) - set(STEPS))
         if unknown:
             parser.error(f"unknown steps {unknown}; known: {', '.join(STEPS)}")
-        work = args.work or Path(tempfile.mkdtemp(prefix="pace-scale-"))
-        marker = work / ".pace-scale-work"   # the bench replaces its tree-N / wh-N / extra-N folders in here
-        if work.is_dir() and any(work.iterdir()) and not marker.exists():
-            parser.error(f"--work {work} holds files this bench did not write: give a new or empty folder")
-        work.mkdir(parents=True, exist_ok=True)
-        marker.touch()
+        # the bench replaces its tree-N / wh-N / extra-N folders in here
+        work = claim(args.work or Path(tempfile.mkdtemp(prefix="pace-scale-")), "pace-scale-work")
         results.update({"machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                                    f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / GIB:.0f} GiB",
                         "note": "SYNTHETIC trees (ingest.synthetic); wall seconds of separate processes, on a "
