@@ -58,11 +58,13 @@ def _features(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
     return {row[0]: metadata_features(dict(zip(cols, row))) for row in con.execute(METADATA).fetchall()}
 
 
-def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str, *, targets: list[str] | None = None,
+def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: list[str] | None = None,
                 exclude: list[str] | None = None, level: float = 0.8, inner_folds: int = 5,
                 progress=None) -> AnchorFit:
     """Fit every target's anchors estimator (``targets``: default every target benchmark) on the models
-    with rows there, leaving out ``exclude`` (e.g. models to predict as if new) and held models."""
+    with rows there, leaving out ``exclude`` (e.g. models to predict as if new) and held models. Reads only
+    (a read-only connection will do); ``fit_id``, the proxy fit the item models belong to, may be set on the
+    result before :func:`store_anchor_fit`."""
     exclude = list(exclude or [])
     if targets is None:
         targets = [t for (t,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target' "

@@ -623,28 +623,31 @@ class Warehouse:
                 con = self.connect(write=True)
                 return con
 
+            notes = _target_only_note(con)
+            made = None
+            if anchors:                            # computed on the read connection: no write lock held meanwhile
+                with self._status("fitting the anchors item models ..."):
+                    try:
+                        made = fit_anchors(con, "", targets=chosen_targets, exclude=excluded, level=level)
+                    except (ValueError, duckdb.Error) as exc:
+                        raise UserError(f"the anchors fit failed: {str(exc).splitlines()[0]} (nothing was stored; "
+                                        "--no-anchors skips this step)") from exc
             with self._status(f"fitting ({method}, C={count}){' and estimating intervals' if intervals else ''}"
                               " ..."):
                 try:
-                    notes = _target_only_note(con)
                     report = fit_and_store(con, req, reopen=reopen)
                     report.warnings += notes
                 except (ValueError, duckdb.Error) as exc:
                     raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
-            if anchors:
-                with self._status("fitting the anchors item models ..."):
-                    begun = False
-                    try:
-                        made = fit_anchors(con, report.fit_id, targets=chosen_targets, exclude=excluded, level=level)
-                        con.execute("BEGIN TRANSACTION")
-                        begun = True
-                        store_anchor_fit(con, made)
-                        con.execute("COMMIT")
-                    except (ValueError, duckdb.Error) as exc:
-                        if begun:
-                            con.execute("ROLLBACK")
-                        raise UserError(f"the anchors fit failed: {str(exc).splitlines()[0]} (the proxy fit "
-                                        f"{report.fit_id} is stored; --no-anchors skips this step)") from exc
+            if made is not None:
+                made.fit_id = report.fit_id         # the item models belong to this proxy fit (current_anchor_fits)
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    store_anchor_fit(con, made)
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
                 report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
                 report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
             elif con.execute("SELECT count(*) FROM anchor_fits").fetchone()[0]:
