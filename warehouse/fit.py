@@ -44,6 +44,7 @@ from warehouse.methods.data import Folds
 from warehouse.methods.options import Options
 from warehouse.methods.results import Fit, StoredPairProxy, StoredProxy
 from warehouse.settings import kfold_above
+from warehouse.storing import insert_arrow, transaction
 
 __all__ = ["FitRequest", "FitReport", "StoredProxy", "StoredPairProxy", "fit_and_store", "interval_offsets",
            "loo_interval_coverage"]
@@ -311,8 +312,7 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
 
     if reopen is not None:
         con = reopen(con)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for row in fit_rows:
             names = list(row)
             con.execute(f"INSERT INTO proxy_fits ({', '.join(names)}, created_at) "
@@ -322,15 +322,7 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
         if leaf_rows:
             con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)", leaf_rows)
         if centre_rows is not None:
-            con.register("_centre_rows", centre_rows)
-            try:
-                con.execute("INSERT INTO proxy_ability_instances SELECT * FROM _centre_rows")
-            finally:
-                con.unregister("_centre_rows")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+            insert_arrow(con, "proxy_ability_instances", centre_rows)
     # The stored rows must be the predictor: compare the view with the kernel on the training models.
     view = {(mo, t): v for mo, t, v in con.execute(
         "SELECT model, target, predicted FROM predictions WHERE fit_id = ?", [fit_id]).fetchall()}
