@@ -28,11 +28,9 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
-import numpy as np
 
 from warehouse.errors import UserError
-from models.default.link import logit
-from warehouse.fit import loo_interval_coverage
+from warehouse.fit import held_out_coverage, out_of_range_models
 from warehouse.report_html import MARKER, render
 
 #: a file `pace report` wrote carries this in its head, so a rerun may replace it (and nothing else)
@@ -91,8 +89,9 @@ def training_scores(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict]]:
 # ------------------------------------------------------------------------------------------ LOOCV
 def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
     """The latest stored Goal A LOOCV run per (method, split), with its metrics per target (MAE and
-    Spearman from ``loocv_metrics``; coverage: the share of held-out truths inside the ``level``
-    interval built from the run's other residuals, on the method's scale)."""
+    Spearman from ``loocv_metrics``; coverage: :func:`warehouse.fit.held_out_coverage`, the share of held-out
+    truths inside the ``level`` interval the method's fit would give them, its offsets from the other
+    models' residuals in the method's latest ``loo`` run: None without such a run)."""
     runs = _rows(con, """
         SELECT run_id, method, coalesce(split, 'loo') AS split, created_at, params
         FROM loocv_runs
@@ -104,28 +103,36 @@ def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
         params = json.loads(run.pop("params")) if run.get("params") else {}
         run["count"] = params.get("count")
         run["created_at"] = str(run["created_at"])
-        metrics = {r["target"]: {"mae": _num(r["mae"]), "spearman": _num(r["spearman"]), "n": r["n_models"]}
-                   for r in _rows(con, "SELECT target, mae, spearman, n_models FROM loocv_metrics WHERE run_id = ?",
-                                  [run["run_id"]])}
-        points = _rows(con, """SELECT target, model, predicted, actual FROM loocv_predictions
-                               WHERE run_id = ? AND predicted IS NOT NULL AND actual IS NOT NULL
-                               ORDER BY target, model""", [run["run_id"]])
-        coverages = []
-        for target in sorted({p["target"] for p in points}):
-            pred = np.array([p["predicted"] for p in points if p["target"] == target], float)
-            true = np.array([p["actual"] for p in points if p["target"] == target], float)
-            # the default method's intervals live on the logit scale (warehouse.fit), the others' on the score's
-            resid = logit(true, 1e-3) - logit(pred, 1e-3) if run["method"] == "default" else true - pred
-            cov = _num(loo_interval_coverage(resid, level))
-            metrics.setdefault(target, {})["coverage"] = cov
-            if cov is not None:
-                coverages.append(cov)
-        if "AVERAGE" in metrics:
-            metrics["AVERAGE"]["coverage"] = float(np.mean(coverages)) if coverages else None
-        run["metrics"] = metrics
+        run["metrics"] = {r["target"]: {"mae": _num(r["mae"]), "spearman": _num(r["spearman"]), "n": r["n_models"]}
+                          for r in _rows(con, "SELECT target, mae, spearman, n_models FROM loocv_metrics "
+                                              "WHERE run_id = ?", [run["run_id"]])}
         run["points"] = [{"target": p["target"], "model": p["model"], "predicted": float(p["predicted"]),
-                          "actual": float(p["actual"])} for p in points]
+                          "actual": float(p["actual"])}
+                         for p in _rows(con, """SELECT target, model, predicted, actual FROM loocv_predictions
+                                                WHERE run_id = ? AND predicted IS NOT NULL AND actual IS NOT NULL
+                                                ORDER BY target, model""", [run["run_id"]])]
+    for method in {r["method"] for r in runs}:
+        mine = [r for r in runs if r["method"] == method]
+        loo = next((r for r in mine if r["split"] == "loo"), None)
+        # the extrapolation residuals in the order bench/accuracy.py pools them: family, low-K, high-K
+        others = sorted((r for r in mine if r is not loo),
+                        key=lambda r: (r["split"] != "family", not r["split"].startswith("low"), r["split"]))
+        ext: dict = {}
+        for r in others:
+            for p in r["points"]:
+                ext.setdefault((p["model"], p["target"]), (p["predicted"], p["actual"]))
+        for run in mine:
+            coverage = {} if loo is None else held_out_coverage(
+                _pairs(run["points"]), _pairs(loo["points"]), ext, out_of_range_models(con, run["run_id"]), level,
+                logit_scale=method == "default")
+            for target in {p["target"] for p in run["points"]} | ({"AVERAGE"} if "AVERAGE" in run["metrics"] else set()):
+                run["metrics"].setdefault(target, {})["coverage"] = _num(coverage.get(target))
     return runs
+
+
+def _pairs(points: list[dict]) -> dict:
+    """``{(model, target): (predicted, actual)}`` of a run's points."""
+    return {(p["model"], p["target"]): (p["predicted"], p["actual"]) for p in points}
 
 
 # -------------------------------------------------------------------------------------- instances

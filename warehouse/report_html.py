@@ -344,8 +344,11 @@ def fit_html(data: dict) -> str:
         return "".join(out)
     level = data["interval_level"]
     out.append(f'<h3>Methods side by side (average over targets)</h3><p class="note">Latest stored run per method '
-               f"and split: MAE (pp) / Spearman / coverage of a {level:.0%} interval built from the run's other "
-               f"held-out residuals (%). Baselines: {', '.join(BASELINES)}.</p>")
+               f"and split: MAE (pp) / Spearman / coverage (%): the share of held-out truths inside the {level:.0%} "
+               "interval the method's fit would give them, its offsets taken from the other models' residuals in "
+               "the method's latest loo run (– without one). On loo the interval is built from the very residuals "
+               f"it is judged on, so it holds near {level:.0%} by construction; the other splits test it on models "
+               f"held out with their family or at an end of the ability range. Baselines: {', '.join(BASELINES)}.</p>")
     splits = sorted({r["split"] for r in runs}, key=lambda s: (s != "loo", s))
     methods = sorted({r["method"] for r in runs}, key=lambda m: (m in BASELINES, m != "default", m))
     cell = {(r["method"], r["split"]): r["metrics"].get("AVERAGE", {}) for r in runs}

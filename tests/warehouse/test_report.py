@@ -6,12 +6,14 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.browser import chromium_page, skip_reason
 from tests.conftest import REPO
 from tests.helpers import run_pace, synthetic_warehouse
 from warehouse import Warehouse
+from warehouse.fit import held_out_coverage, interval_offsets, loo_interval_coverage
 from warehouse.report import MARKER
 from warehouse.report_html import render
 
@@ -23,12 +25,14 @@ SCREENSHOT = REPO / "out" / "report.png"
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    """A small SYNTHETIC warehouse: an abs fit without HELD_OUT, and two LOOCV runs (default, mean)."""
+    """A small SYNTHETIC warehouse: an abs fit without HELD_OUT, and three LOOCV runs (default loo, mean loo
+    and low-2)."""
     db, summary = synthetic_warehouse(tmp_path_factory.mktemp("report"), n_models=7, seed=5, scale=0.06)
     wh = Warehouse(db)
     wh.fit(task="abs", sources=SOURCES, count=12, exclude=HELD_OUT)
     wh.loocv("abs", sources=SOURCES, count=12)
     wh.loocv("abs", method="mean")
+    wh.loocv("abs", method="mean", split="low-2")
     return db, summary
 
 
@@ -54,11 +58,45 @@ def test_report_is_self_contained_and_holds_what_the_views_hold(fitted, tmp_path
     assert [s["model"] for s in data["models"]] == [HELD_OUT]
     assert {r["method"] for r in data["loocv"]} == {"default", "mean"}
     mae = Warehouse(db).sql("SELECT m.mae FROM loocv_metrics m JOIN loocv_runs r USING (run_id) "
-                            "WHERE r.method = 'mean' AND m.target = 'AVERAGE'", output="tuples")[1][0][0]
-    assert [r["metrics"]["AVERAGE"]["mae"] for r in data["loocv"] if r["method"] == "mean"] == [pytest.approx(mae)]
+                            "WHERE r.method = 'mean' AND r.split = 'loo' AND m.target = 'AVERAGE'",
+                            output="tuples")[1][0][0]
+    assert [r["metrics"]["AVERAGE"]["mae"] for r in data["loocv"]
+            if (r["method"], r["split"]) == ("mean", "loo")] == [pytest.approx(mae)]
     inst = data["instances"]
     assert inst["most"][0]["informativeness"] >= inst["most"][-1]["informativeness"] >= \
         inst["least"][-1]["informativeness"] >= inst["least"][0]["informativeness"]
+
+
+def test_held_out_coverage_judges_the_predictions_not_only_their_count():
+    """A run is judged by the interval the loo residuals give: predictions all 30 pp off fall outside it.
+    (Judging a run by its own residuals, as the report once did, gives 12 of 14 for both runs: a shift of
+    every residual keeps their order.)"""
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(0.2, 0.8, 14)
+    loo = {(f"m{i}", "gaia"): (truth[i] + rng.normal(0, 0.03), truth[i]) for i in range(14)}
+    exact = held_out_coverage(loo, loo, {}, set(), 0.8, logit_scale=False)
+    off = {k: (p + 0.3, a) for k, (p, a) in loo.items()}
+    shifted = held_out_coverage(off, loo, {}, set(), 0.8, logit_scale=False)
+    assert exact["gaia"] == pytest.approx(12 / 14) and shifted["gaia"] == 0.0
+    own = [a - p for p, a in off.values()]
+    assert loo_interval_coverage(np.array(own), 0.8) == pytest.approx(12 / 14)   # what the old figure showed
+
+
+def test_report_coverage_of_a_split_uses_the_loo_intervals(fitted, tmp_path):
+    """The low-2 run's coverage is the share of its held-out truths inside prediction + the offsets of the
+    other models' residuals in the mean method's loo run, recomputed here from the stored rows."""
+    db, _ = fitted
+    data = Warehouse(db).report(tmp_path / "r.html", [HELD_OUT])
+    runs = {(r["method"], r["split"]): r for r in data["loocv"]}
+    loo, low = runs[("mean", "loo")]["points"], runs[("mean", "low-2")]["points"]
+    for target in sorted({p["target"] for p in low}):
+        inside = []
+        for p in (p for p in low if p["target"] == target):
+            pool = np.array([q["actual"] - q["predicted"] for q in loo if q["target"] == target
+                             and q["model"] != p["model"]])
+            lo, hi = interval_offsets(pool, data["interval_level"])
+            inside.append(lo <= p["actual"] - p["predicted"] <= hi)
+        assert runs[("mean", "low-2")]["metrics"][target]["coverage"] == pytest.approx(np.mean(inside))
 
 
 def test_report_refuses_what_it_did_not_write_and_bad_models(fitted, tmp_path):
@@ -87,6 +125,13 @@ def test_no_fit_and_no_loocv_runs_are_said(tmp_path):
     Warehouse(db).fit(task="abs", sources="planbench,ifeval", count=8, intervals=False)
     assert run_pace("report", tmp_path / "r.html", "--db", db).exit_code == 0
     assert "No LOOCV run is stored in this warehouse" in (tmp_path / "r.html").read_text()
+    # a split run without its method's loo run: no interval to judge it by, so no coverage figure
+    Warehouse(db).loocv("abs", method="mean", split="low-2")
+    data = Warehouse(db).report(tmp_path / "r.html", [])
+    [run] = data["loocv"]
+    assert run["split"] == "low-2" and run["metrics"]["AVERAGE"]["mae"] is not None
+    assert {t: m["coverage"] for t, m in run["metrics"].items()} == dict.fromkeys(run["metrics"])
+    assert re.search(r"<td>[0-9.]+ / [-0-9.–]+ / –</td>", (tmp_path / "r.html").read_text())
 
 
 def test_hostile_names_are_escaped(fitted, tmp_path):
