@@ -12,8 +12,8 @@ Sections:
 * per asked model: the predicted score per target with its interval, drawn on a strip of the training
   models' true scores; coverage, which proxy answered (full or restricted fit, its sources), the
   out-of-range note; and what the next plan buys (calls per benchmark against the interval half-width
-  they leave). When the plan carries agentic anchors (``Plan.anchors``, a later `pace plan --anchors`),
-  they are listed beside the sources in the same table shape;
+  they leave), and per target the agentic anchors `pace plan --anchors N_ANCHORS` lists: how many, their
+  expected cost, and the interval they start from;
 * the fit: the current fits, and the stored LOOCV runs (latest run per method and split): MAE,
   Spearman and interval coverage per target, the methods side by side with the baselines, and the
   predicted-vs-true scatter per target and split of the fit's method;
@@ -33,11 +33,12 @@ from warehouse.errors import UserError
 from warehouse.fit import held_out_coverage, out_of_range_models
 from warehouse.report_html import MARKER, render
 
-#: a file `pace report` wrote carries this in its head, so a rerun may replace it (and nothing else)
 #: how many of the most and of the least informative selected instances are listed
 N_INSTANCES = 12
 #: interval level used for LOOCV coverage when no fit says otherwise
 DEFAULT_LEVEL = 0.8
+#: agentic anchors listed per target (`pace plan --anchors 10`: the budget bench/anchors.py measures first)
+N_ANCHORS = 10
 
 
 def _num(value) -> float | None:
@@ -187,22 +188,28 @@ def model_section(wh, model: str) -> dict:
         "coverage": _num(p.coverage), "n_scored": p.n_scored, "n_instances": p.n_instances, "method": p.method,
         "fit_id": p.fit_id, "restricted": p.restricted, "sources": list(p.sources), "out_of_range": p.out_of_range,
         "range_side": p.range_side, "ability_distance": _num(p.ability_distance), "loocv_mae": _num(p.loocv_mae),
+        "anchors": p.anchors, "prior": p.prior,
     } for p in report.predictions]
-    low = [p["target"] for p in section["predictions"] if (p["coverage"] or 0) < 0.9]
+    # an anchors estimate stands on the model's own target results, not on the proxy's source instances
+    low = [p["target"] for p in section["predictions"] if p["method"] != "anchors" and (p["coverage"] or 0) < 0.9]
     if low:
         section["notes"].append(f"coverage below 90% for {', '.join(low)}: a missing score counts as the training "
                                 "models' mean, so these predictions lean on the others")
-    plan = wh.plan(model)
-    anchors = getattr(plan, "anchors", None)       # agentic anchors, once `pace plan --anchors` exists
+    plan = wh.plan(model, anchors=N_ANCHORS)
     section["plan"] = {
         "instances": len(plan.rows), "calls": len(plan.calls), "targets": list(plan.targets),
         "now": {t: _num(v) for t, v in plan.interval_half_width_now.items()},
         "zero_weight_left_out": plan.zero_weight_left_out,
-        "per_benchmark": [{"benchmark": r["benchmark"], "kind": "source", "calls": r["calls"],
+        "per_benchmark": [{"benchmark": r["benchmark"], "calls": r["calls"],
                            "instances": r["instances"], "share": _num(r["share"]),
                            "half_width": {t: _num(v) for t, v in r["half_width"].items()}}
                           for r in plan.per_benchmark],
-        "anchors": None if anchors is None else [dict(a) for a in anchors],
+        "anchors_asked": N_ANCHORS,
+        "anchors": [{"target": t.target, "anchors_now": t.anchors, "prior": t.prior, "predicted": _num(t.predicted),
+                     "low": _num(t.low), "high": _num(t.high), "listed": len(t.rows),
+                     "expected_cost": _num(t.cost) if any(r.expected_cost is not None for r in t.rows) else None,
+                     "unknown_cost": sum(r.expected_cost is None for r in t.rows)} for t in plan.anchors],
+        "notes": list(plan.notes),
         "restricted": plan.restricted,
     }
     return section

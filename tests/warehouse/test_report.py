@@ -14,7 +14,7 @@ from tests.conftest import REPO
 from tests.helpers import run_pace, synthetic_warehouse
 from warehouse import Warehouse
 from warehouse.fit import held_out_coverage, interval_offsets, loo_interval_coverage
-from warehouse.report import MARKER
+from warehouse.report import MARKER, N_ANCHORS
 from warehouse.report_html import render
 
 SOURCES = "planbench,lifbench,ifeval"
@@ -51,6 +51,8 @@ def test_report_is_self_contained_and_holds_what_the_views_hold(fitted, tmp_path
     # nothing to fetch when viewed: no external script, style, image or font
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html)
     assert "@import" not in html and "url(" not in html
+    # the page's words are HTML, not Markdown: a command is <code>, never a literal `backtick`
+    assert "`" not in re.sub(r"<script.*?</script>", "", html, flags=re.S)
     data = _data(html)
     trained = Warehouse(db).sql("SELECT target, len(trained_on) AS n FROM current_fits WHERE task = 'abs'",
                                 output="tuples")[1]
@@ -62,6 +64,20 @@ def test_report_is_self_contained_and_holds_what_the_views_hold(fitted, tmp_path
                             output="tuples")[1][0][0]
     assert [r["metrics"]["AVERAGE"]["mae"] for r in data["loocv"]
             if (r["method"], r["split"]) == ("mean", "loo")] == [pytest.approx(mae)]
+    # HELD_OUT has agentic results of its own: an anchors estimate is labelled as one, never as a source proxy
+    anchored = [p for p in data["models"][0]["predictions"] if p["method"] == "anchors"]
+    assert anchored and all(p["anchors"] > 0 for p in anchored)
+    for p in anchored:
+        assert f"<td>anchors: {p['anchors']}, {p['prior']} prior</td>" in html
+    assert not re.search(r"(Full|Restricted) proxy for [^<]*(" + "|".join(p["target"] for p in anchored) + ")", html)
+    # the agentic anchors `pace plan --anchors 10` lists: one row per target of the current anchor fits
+    plan = data["models"][0]["plan"]
+    anchor_targets = sorted(r[0] for r in Warehouse(db).sql("SELECT DISTINCT target FROM current_anchor_fits",
+                                                             output="tuples")[1])
+    assert anchor_targets and [a["target"] for a in plan["anchors"]] == anchor_targets
+    listed = {t.target: len(t.rows) for t in Warehouse(db).plan(HELD_OUT, anchors=N_ANCHORS).anchors}
+    assert {a["target"]: a["listed"] for a in plan["anchors"]} == listed and sum(listed.values()) > 0
+    assert f"--anchors {N_ANCHORS}</code>" in html
     inst = data["instances"]
     assert inst["most"][0]["informativeness"] >= inst["most"][-1]["informativeness"] >= \
         inst["least"][-1]["informativeness"] >= inst["least"][0]["informativeness"]
@@ -176,6 +192,7 @@ def test_report_in_headless_chromium(fitted, tmp_path):
         steps = len([r for r in data["models"][0]["plan"]["per_benchmark"] if r["calls"]])
         assert page.locator(".plan-step").count() == steps * len(owed)
         assert page.locator('table[data-list="most"] tbody tr').count() == len(data["instances"]["most"])
+        assert page.locator("table.anchors tbody tr").count() == len(data["models"][0]["plan"]["anchors"]) + 1
         # hover: the tooltip names the model and its numbers (the SVG <title> became the script's tip)
         page.locator(f'svg[data-chart="strip"][data-target="{targets[0]}"] .pred-mark').hover()
         tip = page.locator("#tip")
