@@ -14,6 +14,7 @@ import contextlib
 import csv
 import math
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional, Sequence, Union
@@ -625,6 +626,7 @@ class Warehouse:
                 return con
 
             notes = _target_only_note(con)
+            started = time.perf_counter()          # the report's seconds: anchors, proxies and storing
             made = None
             if anchors:                            # computed on the read connection: no write lock held meanwhile
                 with self._status("fitting the anchors item models ..."):
@@ -645,6 +647,7 @@ class Warehouse:
                 with transaction(con):
                     store_anchor_fit(con, made)
                 report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
+                report.seconds = time.perf_counter() - started
                 report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
             elif con.execute("SELECT count(*) FROM anchor_fits").fetchone()[0]:
                 report.warnings.append("anchors: none in use now (--no-anchors): models served by their agentic "

@@ -436,19 +436,24 @@ def _release_memory(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _merge_untrained(warnings: list[str]) -> list[str]:
-    """The kernels' per-target "no target value for A, B, ..." notes as one line (models with source scores
-    only: the ability scale uses them, no proxy trains on them)."""
-    untrained: dict[str, None] = {}
+    """The kernels' per-target "T: no target value for A, B, ..." notes as one line per set of targets
+    missed: models with source scores only (the ability scale uses them, no proxy trains on them), and
+    models lacking only some targets (e.g. commit0, which fewer models have), named with those targets."""
+    missed: dict[str, list[str]] = {}
     rest = []
     for w in warnings:
-        found = re.search(r"no target value for (.+?) \(", w)
+        found = re.search(r"^(.+?): no target value for (.+?) \(", w)
         if found:
-            untrained.update(dict.fromkeys(n.strip() for n in found.group(1).split(",")))
+            for name in found.group(2).split(","):
+                missed.setdefault(name.strip(), []).append(found.group(1))
         elif w not in rest:
             rest.append(w)
-    if untrained:
-        rest.append(f"{len(untrained)} models have no target score (not trained on; the default method's "
-                    f"ability scale uses their source scores): {', '.join(untrained)}")
+    by_set: dict[tuple[str, ...], list[str]] = {}
+    for name, ts in missed.items():
+        by_set.setdefault(tuple(sorted(set(ts))), []).append(name)
+    for ts, names in sorted(by_set.items(), key=lambda item: (-len(item[0]), item[0])):
+        rest.append(f"{len(names)} models have no score on {', '.join(ts)} (not trained on there; the default "
+                    f"method's ability scale uses their source scores): {', '.join(names)}")
     return rest
 
 
