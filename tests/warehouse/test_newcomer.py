@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from tests.helpers import run_pace, synthetic_warehouse, write_csv
 from warehouse import Warehouse
 from warehouse.demo import DEMO_DATA, find_or_make_data
 from warehouse.errors import UserError
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _tree(root, models):
@@ -85,6 +89,19 @@ def test_errors_speak_the_api_in_python_and_flags_on_the_command_line(small):
     assert "strict=True: " in str(api.value) and "--strict" not in str(api.value)
     cli = run_pace("ingest", db.parent / "tree", "--strict", "--db", db)
     assert "--strict: " in cli.stderr
+
+
+def test_a_python_caller_reads_api_words_before_the_warehouse_api_is_imported(tmp_path, small_tree):
+    """`ingest.load.ingest_tree(..., strict=True)` in a fresh interpreter (nothing has imported
+    ``warehouse.api``, whose signatures hold the API's spellings): still strict=True, not --strict."""
+    (small_tree / "src" / "leaf_a" / "Stray.csv").write_text("id,score,metric_name\nx9,1,acc\n")
+    code = ("import sys\nfrom ingest.errors import IngestError\nfrom ingest.load import ingest_tree\n"
+            "from warehouse.connect import connect\n"
+            "try:\n    ingest_tree(connect(sys.argv[1]), sys.argv[2], sys.argv[3], strict=True)\n"
+            "except IngestError as exc:\n    print(exc.message.splitlines()[0])\n")
+    out = subprocess.run([sys.executable, "-c", code, tmp_path / "w.duckdb", small_tree, tmp_path / "lake"],
+                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0 and out.stdout.startswith("strict=True: "), out
 
 
 # ------------------------------------------------------------------------------ pace sql formats
