@@ -57,6 +57,20 @@ def test_the_demo_runs_on_the_tree_named_and_refuses_one_that_is_not_there(tmp_p
                                                     "(a results tree <benchmark>/[<subdir>/]<Model>.csv)"
 
 
+
+def test_the_demo_on_a_tree_without_enough_target_scores_says_so_in_one_line(tmp_path, monkeypatch):
+    """PACE_RESULTS_DIR at a tree of source benchmarks only (the holdout tree's shape): nothing to evaluate."""
+    monkeypatch.chdir(tmp_path)
+    sources = tmp_path / "sources"
+    for model in ("M1", "M2", "M3", "M4"):
+        write_csv(sources / "src" / "leaf" / f"{model}.csv", "id,score,metric_name\nx1,1.0,acc\nx2,0.0,acc\n")
+    r = run_pace("demo", env={"PACE_RESULTS_DIR": str(sources)})
+    assert r.exit_code == 2, r
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {sources}: 0 models with target scores"), r.stderr
+    assert "at least 4" in lines[0] and "ValueError" not in lines[0]
+
+
 # --------------------------------------------------------------------- errors in their words
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
