@@ -77,9 +77,11 @@ def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def writable_folders(con: duckdb.DuckDBPyConnection) -> list[Path]:
     """The folders of this warehouse's lake that pace writes into (partitions and staging, not the
-    stamp); none when the lake is not its own (:func:`sync_lake` then says why)."""
+    stamp), for ad-hoc SQL with ``--write``. A lake that is not its own is refused here, with one line,
+    before any statement runs: a statement that changed ``scores`` could not be followed in the lake."""
     lake = lake_of(con)
-    return [] if owner_problem(con, lake) else [lake / LAKE_TABLE, lake / STAGING]
+    claim_lake(con, lake, stamp=False)
+    return [lake / LAKE_TABLE, lake / STAGING]
 
 
 # ------------------------------------------------------------------------------------ ownership

@@ -83,6 +83,9 @@ def test_a_copy_of_the_database_file_beside_it_never_writes_its_lake(tmp_path, w
     check = run_pace("doctor", "--check", "--db", copy)
     assert check.exit_code == 1 and "copy" in check.stdout, check
     assert run_pace("doctor", "--db", copy).exit_code == 1
+    rows = _rows(copy)
+    _one_line(run_pace("sql", "DELETE FROM scores WHERE model = 'M1'", "--db", copy, "--write"), 2, "copy")
+    assert _rows(copy) == rows                                  # refused before the statement ran
     assert _lake_files(wh / "lake") == before
     assert run_pace("doctor", "--check", "--db", wh / "pace.duckdb").exit_code == 0
     # its own lake: given once, then recorded
@@ -115,8 +118,10 @@ def test_a_lake_of_another_warehouse_is_refused_and_never_touched(tmp_path, wh, 
     assert check.exit_code == 1 and "belongs to another warehouse" in check.stdout, check
     repair = run_pace("doctor", "--db", mine, env=env)
     assert repair.exit_code == 1 and "belongs to another warehouse" in repair.stdout, repair
+    rows = _rows(mine)
     _one_line(run_pace("sql", "DELETE FROM scores WHERE model = 'M1'", "--db", mine, "--write", env=env), 2,
               "belongs to another warehouse")
+    assert _rows(mine) == rows                                  # refused before the statement ran
     status = json.loads(run_pace("status", "--db", mine, "--json", env=env).stdout)
     assert "belongs to another warehouse" in status["lake_owner"]
     assert (theirs / ".staging" / "feedbeef").is_dir() and _lake_files(theirs) == before
