@@ -191,6 +191,15 @@ def claim_lake(con: duckdb.DuckDBPyConnection, lake: Path, *, stamp: bool = True
         stamp_lake(con, lake)
 
 
+def claim_before_writing(con: duckdb.DuckDBPyConnection) -> None:
+    """For a writer that commits score rows first and brings the lake in step after (``pace alias add``,
+    ``pace run``): refuse a lake this warehouse does not own before anything is committed (or called),
+    choosing the lake as :func:`sync_lake` will."""
+    if db_file(con) is None and not _recorded_lake(con):
+        return                                     # an in-memory warehouse has no lake unless given one
+    claim_lake(con, lake_of(con), stamp=False)
+
+
 def stamp_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     """Stamp a lake that :func:`claim_lake` let this warehouse write, unless it is stamped already."""
     if read_stamp(lake) is None:
