@@ -45,7 +45,7 @@ from eval_runners.pricing import PriceTable
 from eval_runners.registry import Target
 from eval_runners.secrets import Credentials, public_url, redact
 from eval_runners.writes import STORE_WAIT_S, Batches, Grade, RunTarget
-from ingest.lake import sync_lake
+from ingest.lake import claim_before_writing, sync_lake
 
 
 class RunBlocked(RuntimeError):
@@ -393,6 +393,7 @@ def run_plan(warehouse, model: str, plan_rows, *, credentials: Credentials | Non
         summary = _check(model, plan_rows, units, reasons, dropped, creds, opts)
         if opts.dry_run:
             return summary
+        claim_before_writing(con)       # its score rows could not follow into a lake that is not its own
         run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
         summary.stale_runs = mark_stale_runs(con, model, run_id, opts.stale_after_s)
         summary.run_id = run_id

@@ -17,7 +17,7 @@ import duckdb
 
 from ingest.noise import second_spelling_of
 from ingest.preference import BOTH_TABLES, PRESENT_ROWS
-from ingest.report import Anomaly
+from ingest.report import EXAMPLES, Anomaly
 
 # Rows per ingested file (one pass over a dictionary-compressed column; rows a second source's preferred
 # rows keep out of scores count too: ingest.preference), then one row per file of the tree that has rows:
@@ -158,7 +158,9 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
     for path, dups, nulls, policy, n_runs, means, conflicts, n_kept in rows:
         other = "last" if policy == "first" else "first"
         if n_runs > 1:
-            shown = ", ".join(f"{100 * m:.1f}%" if m is not None else "n/a" for m in means or [])
+            means = list(means or [])         # one per run: bounded like every list of the report
+            shown = ", ".join(f"{100 * m:.1f}%" if m is not None else "n/a" for m in means[:EXAMPLES]) + (
+                f" (+{len(means) - EXAMPLES:,} more)" if len(means) > EXAMPLES else "")
             out.append(Anomaly("repeated_runs", path,
                                f"holds {n_runs} runs over the same {n_kept} ids (run means {shown}); kept the "
                                f"{policy} run (--duplicates {other} keeps the {other})"))

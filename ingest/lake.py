@@ -77,9 +77,11 @@ def _recorded_lake(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def writable_folders(con: duckdb.DuckDBPyConnection) -> list[Path]:
     """The folders of this warehouse's lake that pace writes into (partitions and staging, not the
-    stamp); none when the lake is not its own (:func:`sync_lake` then says why)."""
+    stamp), for ad-hoc SQL with ``--write``. A lake that is not its own is refused here, with one line,
+    before any statement runs: a statement that changed ``scores`` could not be followed in the lake."""
     lake = lake_of(con)
-    return [] if owner_problem(con, lake) else [lake / LAKE_TABLE, lake / STAGING]
+    claim_lake(con, lake, stamp=False)
+    return [lake / LAKE_TABLE, lake / STAGING]
 
 
 # ------------------------------------------------------------------------------------ ownership
@@ -118,7 +120,12 @@ def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool =
     ours = warehouse_id(con)
     if stamp is not None:
         if ours and stamp.get("warehouse") == ours:
-            return None
+            original = _original_beside(con, lake, stamp)
+            if original is None:
+                return None
+            copy = db_file(con)
+            return (f"{lake} is the lake of {original}, and {copy} is a copy of that warehouse (the same id), so "
+                    f"writing there would put the copy's rows into the original's lake (e.g. --lake {copy.stem}.lake)")
         return f"{lake} belongs to another warehouse ({stamp.get('database') or 'unnamed'})"
     if not has_partitions(lake):
         return None
@@ -136,6 +143,24 @@ def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool =
     more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
     return (f"{lake} has no owner stamp and its partitions of {', '.join(foreign[:4])}{more} differ from this "
             "warehouse's scores (or cannot be read), so it may be another warehouse's")
+
+
+def _original_beside(con: duckdb.DuckDBPyConnection, lake: Path, stamp: dict) -> Path | None:
+    """The database file a lake stamped with this warehouse's id belongs to, when that is another
+    file beside the lake (None: it is this one, or it is gone). A byte copy of the database file
+    (`cp pace.duckdb copy.duckdb`) carries the id and the recorded lake; only the file named in the
+    stamp tells the two apart. The stamp's folder is not compared: a copy of the whole folder (its
+    stamp still names the original's folder) keeps writing its own copy of the lake, and a renamed
+    file whose old name is gone takes its lake with it."""
+    ours = db_file(con)
+    named = stamp.get("database")
+    if ours is None or not named:
+        return None
+    original = Path(lake).resolve().parent / Path(named).name
+    try:
+        return None if not original.is_file() or original.samefile(ours) else original
+    except OSError:
+        return None
 
 
 #: what to do about a lake this warehouse does not own (the end of its one-line refusal)
@@ -164,6 +189,15 @@ def claim_lake(con: duckdb.DuckDBPyConnection, lake: Path, *, stamp: bool = True
         raise UserError(f"{problem}: {NOT_OURS}")
     if stamp:
         stamp_lake(con, lake)
+
+
+def claim_before_writing(con: duckdb.DuckDBPyConnection) -> None:
+    """For a writer that commits score rows first and brings the lake in step after (``pace alias add``,
+    ``pace run``): refuse a lake this warehouse does not own before anything is committed (or called),
+    choosing the lake as :func:`sync_lake` will."""
+    if db_file(con) is None and not _recorded_lake(con):
+        return                                     # an in-memory warehouse has no lake unless given one
+    claim_lake(con, lake_of(con), stamp=False)
 
 
 def stamp_lake(con: duckdb.DuckDBPyConnection, lake: Path) -> None:

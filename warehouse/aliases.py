@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from ingest import derived, preference
-from ingest.lake import mark_pending, sync_lake
+from ingest.lake import claim_before_writing, mark_pending, sync_lake
 from ingest.openhands_index import rename_model
 from warehouse import validate
 from warehouse.errors import UserError
@@ -91,6 +91,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
 
     Checked by :func:`plan_alias` inside the transaction; more than :data:`CONFIRM_ROWS` rows need
     ``yes``. Returns the plan carried out (``rows``: the score rows renamed)."""
+    claim_before_writing(con)
     con.execute("BEGIN TRANSACTION")
     try:
         plan = plan_alias(con, alias, model)

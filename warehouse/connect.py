@@ -349,7 +349,11 @@ def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
         if refresh_collapsed:
             _refresh_collapsed_if_stale(con)
     if sandbox:
-        lock_down(con, [] if read_only else writable_folders(con))
+        try:
+            lock_down(con, [] if read_only else writable_folders(con))
+        except BaseException:
+            con.close()
+            raise
     return con
 
 

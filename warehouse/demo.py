@@ -23,6 +23,8 @@ from warehouse.output import console, print_rows
 
 DEMO_DATA = Path("demo_data")
 DEMO_DB = Path("demo_warehouse") / "pace.duckdb"
+#: models with target scores the demo's evaluation needs: one held out at a time, 3 left to train on
+DEMO_MIN_LABELLED = 4
 
 
 def _section(title: str) -> None:
@@ -68,6 +70,12 @@ def run_demo(db: Path | None, seed: int = 0, results: str | os.PathLike | None =
     con = connect(db)
     report = ingest_tree(con, root, lake_of(con))
     print(report.to_text())
+    labelled = con.execute("SELECT count(DISTINCT model) FROM target_means WHERE n_scored > 0").fetchall()[0][0]
+    if labelled < DEMO_MIN_LABELLED:
+        raise UserError(f"{root}: {labelled} models with target scores, and the demo's leave-one-out evaluation "
+                        f"needs at least {DEMO_MIN_LABELLED} (one held out, 3 to train on); its rows are in {db} "
+                        "(a tree of source benchmarks only adds models to predict: `pace predict MODEL` after a "
+                        "`pace fit` on a warehouse that has target scores)")
     _section("3. what is in the warehouse")
     rel = con.sql("""
         PIVOT (SELECT model, target, round(100 * mean, 1) AS mean FROM target_means)

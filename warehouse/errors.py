@@ -52,6 +52,10 @@ def spoken(message: str) -> str:
     -> ``exclude:``, ``pass --model NAME`` -> ``pass model=NAME``)."""
     if audience.get() == "cli":
         return message
+    if not _API_SPELLING:
+        # A caller of the layers below the API (ingest_tree, ...) may not have imported it yet: its
+        # signatures hold the spellings. Not a top-level import: warehouse.api imports this module.
+        import warehouse.api  # noqa: F401
 
     def say(m: re.Match) -> str:
         flag, placeholder = m.group(1), m.group(2)

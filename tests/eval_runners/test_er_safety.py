@@ -78,6 +78,26 @@ def test_redirect_to_another_host_stops_the_run_with_one_line(tmp_path, chat_ser
     con.close()
 
 
+def test_a_run_on_a_copy_of_the_database_file_calls_nothing(tmp_path, small_tree, chat_server):
+    """`cp pace.duckdb copy.duckdb` and run on the copy: its lake is the original's, so the run is refused
+    before the first call (it paid for calls, stored some, then stopped at the lake, the run left 'running')."""
+    srv = chat_server(lambda b, s: completion("42"))
+    db = tmp_path / "pace.duckdb"
+    assert run_pace("ingest", small_tree, "--db", db, "--no-progress").exit_code == 0
+    con = connect(db)
+    import_pack(con, aime_pack(tmp_path, 3))
+    con.close()
+    write_plan_csv(tmp_path / "plan.csv", aime_plan(3))
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    r = run_pace("run", "m1", "--db", copy, "--plan", tmp_path / "plan.csv", "--base-url", srv.url, "--api-key", KEY)
+    assert r.exit_code == 2 and "is a copy of that warehouse" in r.stderr, r
+    assert srv.requests == []
+    con = connect(copy, read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    con.close()
+
+
 # ------------------------------------------------------------------------------------ redaction
 LEAKY = ("Authorization: Basic dXNlcjpwYXNzd29yZA== | api-key: abcdef1234567890 | x-api-key: zzzz9999yyyy | "
          "Bearer eyJhbGciOi.xyz | sk-proj-abcdefghijklmnop1234 | https://u:hunter2@h.example/x?key=AIzaSyD123 | "

@@ -147,6 +147,26 @@ def test_reports_are_bounded(tmp_path):
     assert f"... and {30 - EXAMPLES} more [unknown_model]" in text.stdout
 
 
+def test_a_file_of_one_id_repeated_a_hundred_thousand_times_gives_a_short_report(tmp_path):
+    """Each repetition is a whole run over the file's one id: the report names the number of runs and
+    the first runs' means, not every mean (before: 7 MB of run means at 10^6)."""
+    root = tree(tmp_path / "tree")
+    n = 100_000
+    write_csv(root / "big" / "Kimi-K2.csv", "id,score,metric_name\n" + "".join(f"x0,{k % 2},acc\n" for k in range(n)))
+    db = tmp_path / "w.duckdb"
+    result = run_pace("ingest", root, "--db", db, "--json")
+    assert result.exit_code == 0, result
+    assert len(result.stdout) < 20_000, len(result.stdout)
+    runs = [a for a in json.loads(result.stdout)["anomalies"] if a["kind"] == "repeated_runs"]
+    assert len(runs) == 1 and f"holds {n} runs over the same 1 ids" in runs[0]["message"], runs
+    assert f"(+{n - EXAMPLES:,} more)" in runs[0]["message"], runs[0]["message"][:300]
+    text = run_pace("ingest", root, "--db", tmp_path / "text.duckdb")
+    assert text.exit_code == 0 and len(text.stdout) < 20_000, len(text.stdout)
+    con = connect(db, read_only=True)                   # every mean stays queryable
+    assert con.execute("SELECT len(run_means) FROM score_files WHERE model = 'Kimi-K2' AND benchmark = 'big'"
+                       ).fetchone() == (n,)
+
+
 def test_the_walk_never_leaves_the_tree_and_lists_what_it_skipped(tmp_path):
     root = tree(tmp_path / "tree")
     write_csv(tmp_path / "outside" / "alpha" / "Stolen.csv", rows(["q1", "q2"]))

@@ -70,6 +70,40 @@ def test_two_warehouses_in_one_folder_keep_their_own_lakes(tmp_path, wh, monkeyp
     assert len(stamps) == 2
 
 
+def test_a_copy_of_the_database_file_beside_it_never_writes_its_lake(tmp_path, wh, small_tree):
+    """`cp pace.duckdb copy.duckdb`: the copy has the same id and the lake it recorded (lake/), but
+    lake/ is pace.duckdb's: the copy's writes are refused until it has a lake of its own; a copy of
+    the whole folder, or a renamed file, still writes its lake."""
+    before = _lake_files(wh / "lake")
+    copy = wh / "copy.duckdb"
+    copy.write_bytes((wh / "pace.duckdb").read_bytes())
+    lm, map_path = lm_eval_output(tmp_path, benchmark="src", subdir="leaf_b", score=0.5, n=5)
+    _one_line(run_pace("import", "lm-eval", lm, "--map", map_path, "--db", copy), 2,
+              str(wh / "lake"), "pace.duckdb", "copy", "--lake")
+    check = run_pace("doctor", "--check", "--db", copy)
+    assert check.exit_code == 1 and "copy" in check.stdout, check
+    assert run_pace("doctor", "--db", copy).exit_code == 1
+    rows = _rows(copy)
+    _one_line(run_pace("sql", "DELETE FROM scores WHERE model = 'M1'", "--db", copy, "--write"), 2, "copy")
+    _one_line(run_pace("alias", "add", "M1", "M1-renamed", "--yes", "--db", copy), 2, "copy")
+    assert _rows(copy) == rows                                  # refused before anything was committed
+    assert _lake_files(wh / "lake") == before
+    assert run_pace("doctor", "--check", "--db", wh / "pace.duckdb").exit_code == 0
+    # its own lake: given once, then recorded
+    assert run_pace("doctor", "--db", copy, "--lake", wh / "copy.lake").exit_code == 0
+    assert run_pace("import", "lm-eval", lm, "--map", map_path, "--db", copy).exit_code == 0
+    assert (wh / "copy.lake" / "scores" / "benchmark=src").is_dir() and _lake_files(wh / "lake") == before
+    # a copy of the whole folder, and a renamed file, keep writing the lake beside them
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "pace.duckdb").write_bytes((wh / "pace.duckdb").read_bytes())
+    (wh / "lake").rename(folder / "lake")
+    assert run_pace("ingest", small_tree, "--db", folder / "pace.duckdb", "--no-progress").exit_code == 0
+    (folder / "pace.duckdb").rename(folder / "renamed.duckdb")
+    assert run_pace("import", "lm-eval", lm, "--map", map_path, "--db", folder / "renamed.duckdb").exit_code == 0
+    assert run_pace("doctor", "--check", "--db", folder / "renamed.duckdb").exit_code == 0
+
+
 def test_a_lake_of_another_warehouse_is_refused_and_never_touched(tmp_path, wh, small_tree):
     theirs = wh / "lake"
     (theirs / ".staging" / "feedbeef").mkdir(parents=True)       # as if their ingest were running
@@ -85,8 +119,10 @@ def test_a_lake_of_another_warehouse_is_refused_and_never_touched(tmp_path, wh, 
     assert check.exit_code == 1 and "belongs to another warehouse" in check.stdout, check
     repair = run_pace("doctor", "--db", mine, env=env)
     assert repair.exit_code == 1 and "belongs to another warehouse" in repair.stdout, repair
+    rows = _rows(mine)
     _one_line(run_pace("sql", "DELETE FROM scores WHERE model = 'M1'", "--db", mine, "--write", env=env), 2,
               "belongs to another warehouse")
+    assert _rows(mine) == rows                                  # refused before the statement ran
     status = json.loads(run_pace("status", "--db", mine, "--json", env=env).stdout)
     assert "belongs to another warehouse" in status["lake_owner"]
     assert (theirs / ".staging" / "feedbeef").is_dir() and _lake_files(theirs) == before

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from tests.helpers import run_pace, synthetic_warehouse, write_csv
 from warehouse import Warehouse
 from warehouse.demo import DEMO_DATA, find_or_make_data
 from warehouse.errors import UserError
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _tree(root, models):
@@ -53,6 +57,20 @@ def test_the_demo_runs_on_the_tree_named_and_refuses_one_that_is_not_there(tmp_p
                                                     "(a results tree <benchmark>/[<subdir>/]<Model>.csv)"
 
 
+
+def test_the_demo_on_a_tree_without_enough_target_scores_says_so_in_one_line(tmp_path, monkeypatch):
+    """PACE_RESULTS_DIR at a tree of source benchmarks only (the holdout tree's shape): nothing to evaluate."""
+    monkeypatch.chdir(tmp_path)
+    sources = tmp_path / "sources"
+    for model in ("M1", "M2", "M3", "M4"):
+        write_csv(sources / "src" / "leaf" / f"{model}.csv", "id,score,metric_name\nx1,1.0,acc\nx2,0.0,acc\n")
+    r = run_pace("demo", env={"PACE_RESULTS_DIR": str(sources)})
+    assert r.exit_code == 2, r
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {sources}: 0 models with target scores"), r.stderr
+    assert "at least 4" in lines[0] and "ValueError" not in lines[0]
+
+
 # --------------------------------------------------------------------- errors in their words
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
@@ -85,6 +103,19 @@ def test_errors_speak_the_api_in_python_and_flags_on_the_command_line(small):
     assert "strict=True: " in str(api.value) and "--strict" not in str(api.value)
     cli = run_pace("ingest", db.parent / "tree", "--strict", "--db", db)
     assert "--strict: " in cli.stderr
+
+
+def test_a_python_caller_reads_api_words_before_the_warehouse_api_is_imported(tmp_path, small_tree):
+    """`ingest.load.ingest_tree(..., strict=True)` in a fresh interpreter (nothing has imported
+    ``warehouse.api``, whose signatures hold the API's spellings): still strict=True, not --strict."""
+    (small_tree / "src" / "leaf_a" / "Stray.csv").write_text("id,score,metric_name\nx9,1,acc\n")
+    code = ("import sys\nfrom ingest.errors import IngestError\nfrom ingest.load import ingest_tree\n"
+            "from warehouse.connect import connect\n"
+            "try:\n    ingest_tree(connect(sys.argv[1]), sys.argv[2], sys.argv[3], strict=True)\n"
+            "except IngestError as exc:\n    print(exc.message.splitlines()[0])\n")
+    out = subprocess.run([sys.executable, "-c", code, tmp_path / "w.duckdb", small_tree, tmp_path / "lake"],
+                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0 and out.stdout.startswith("strict=True: "), out
 
 
 # ------------------------------------------------------------------------------ pace sql formats
