@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from models.anchors.features import metadata_features
+from models.anchors.features import FEATURES, metadata_features
 from models.anchors.grid import Grid
 from models.anchors.items import ItemParams
 from models.anchors.target import DOF, KS, Prior, TargetModel, fit_target, metadata_prior
@@ -45,18 +45,47 @@ class AnchorFit:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def _target_rows(con: duckdb.DuckDBPyConnection, target: str, exclude: list[str]):
-    return con.execute("""
-        SELECT s.model, s.subdir, s.instance_id, s.score
-        FROM scores AS s JOIN models AS m ON m.model = s.model
-        WHERE s.benchmark = ? AND s.score IS NOT NULL AND NOT m.held
-          AND NOT list_contains(?::VARCHAR[], s.model)
-        ORDER BY s.model, s.subdir, s.instance_id""", [target, exclude]).fetchall()
+#: every target row the item models learn from (``$1``: the targets, NULL: every target benchmark), of the
+#: models not held out of fits (a second spelling awaiting `pace alias`) and not in ``$2`` (e.g. the models
+#: of an evaluation fold): models without source rows (an OpenHands Index import) included
+TARGET_ROWS = """
+    SELECT s.benchmark AS target, s.model, s.subdir, s.instance_id, s.score
+    FROM scores AS s
+    JOIN models AS m ON m.model = s.model
+    JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'target'
+    WHERE s.score IS NOT NULL AND NOT m.held
+      AND ($1::VARCHAR[] IS NULL OR list_contains($1::VARCHAR[], s.benchmark))
+      AND NOT list_contains($2::VARCHAR[], s.model)
+    ORDER BY s.benchmark, s.model, s.subdir, s.instance_id"""
+
+
+def item_matrix(rows) -> tuple[list[str], list[tuple[str, str]], np.ndarray]:
+    """(models (m,) sorted, item keys (n,) (subdir, instance_id) sorted, y (m, n) 0/1 with NaN where a model
+    has no result) of one target's rows ``(model, subdir, instance_id, score)``."""
+    rows = list(rows)
+    models = sorted({r[0] for r in rows})
+    keys = sorted({(r[1], r[2]) for r in rows})
+    col = {k: j for j, k in enumerate(keys)}
+    row = {m: i for i, m in enumerate(models)}
+    y = np.full((len(models), len(keys)), np.nan)
+    for model, subdir, instance_id, score in rows:
+        y[row[model], col[(subdir, instance_id)]] = score
+    return models, keys, y
+
+
+def features_by_model(rows) -> dict[str, np.ndarray]:
+    """model -> its metadata features, from ``METADATA``'s rows (dicts)."""
+    return {row["model"]: metadata_features(row) for row in rows}
+
+
+def feature_matrix(features: dict[str, np.ndarray], models: list[str]) -> np.ndarray:
+    """(m, f) the features of ``models`` (all NaN for a model without metadata)."""
+    width = len(next(iter(features.values()))) if features else len(FEATURES)
+    return np.stack([features.get(m, np.full(width, np.nan)) for m in models]).reshape(len(models), width)
 
 
 def _features(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
-    cols = ["model", "release_date", "output_price", "openness", "active_parameter_count_b", "parameter_count_b"]
-    return {row[0]: metadata_features(dict(zip(cols, row))) for row in con.execute(METADATA).fetchall()}
+    return features_by_model(con.sql(METADATA).to_arrow_table().to_pylist())
 
 
 def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: list[str] | None = None,
@@ -71,21 +100,13 @@ def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: li
         targets = [t for (t,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target' "
                                              "ORDER BY benchmark").fetchall()]
     features = _features(con)
-    width = len(next(iter(features.values()))) if features else 4
     out = AnchorFit(fit_id, level)
     for target in targets:
-        rows = _target_rows(con, target, exclude)
-        models = sorted({r[0] for r in rows})
+        models, keys, y = item_matrix(r[1:] for r in con.execute(TARGET_ROWS, [[target], exclude]).fetchall())
         if len(models) < MIN_MODELS:
             out.skipped[target] = f"{len(models)} model(s) with rows (at least {MIN_MODELS} needed)"
             continue
-        keys = sorted({(r[1], r[2]) for r in rows})
-        col = {k: j for j, k in enumerate(keys)}
-        row = {m: i for i, m in enumerate(models)}
-        y = np.full((len(models), len(keys)), np.nan)
-        for model, subdir, instance_id, score in rows:
-            y[row[model], col[(subdir, instance_id)]] = score
-        x = np.stack([features.get(m, np.full(width, np.nan)) for m in models])
+        x = feature_matrix(features, models)
         if progress is not None:
             progress(f"anchors: item model of {target} ({len(models)} models x {len(keys)} instances)")
         fitted = fit_target(y, models, x, level=level, inner_folds=inner_folds)
@@ -196,5 +217,6 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int) -> list
     return out
 
 
-__all__ = ["KS", "MIN_MODELS", "AnchorFit", "AnchorPlanRow", "TargetAnchors", "fit_anchors", "plan_anchors",
-           "store_anchor_fit", "stored_target"]
+__all__ = ["KS", "METADATA", "MIN_MODELS", "TARGET_ROWS", "AnchorFit", "AnchorPlanRow", "TargetAnchors", "fit_anchors", "plan_anchors",
+           "feature_matrix", "features_by_model", "item_matrix", "store_anchor_fit",
+           "stored_target"]

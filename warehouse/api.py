@@ -462,7 +462,7 @@ class Warehouse:
         task : {'abs', 'pair'}
         method : str
             A method of ``warehouse.methods.REGISTRY`` offering ``task``: ``abs``: default, instance, compat,
-            mean, random-c, bench-ridge; ``pair``: default, instance, compat.
+            anchors, mean, random-c, bench-ridge; ``pair``: default, instance, compat.
         split : str
             loo, family, low-K or high-K: which models are held out together.
         sources, targets : str or list of str, optional
@@ -473,7 +473,8 @@ class Warehouse:
         **options
             The method's options (``warehouse.methods.options.CATALOGUE`` and the method's own): count
             (budget C, default 100), B (bootstrap replicates, 300), seed (42), auto_tune, strict_budget,
-            pin_task_a_selection, fit_all, missing, q, m, nc_h, nc_d, nc_max. An option the method does not
+            pin_task_a_selection, fit_all, missing, q, m, nc_h, nc_d, nc_max; anchors' own: anchors (K agentic
+            anchors per target, 30; ``PACE_ANCHOR_COUNT`` on the command line). An option the method does not
             read (e.g. ``B`` for ``default`` abs, ``q`` for anything but compat) is refused, naming the
             method; compat needs ``strict_budget`` (and for ``pair`` also ``pin_task_a_selection``).
 
@@ -498,7 +499,7 @@ class Warehouse:
         req = EvalRequest(method, split, _names(sources), _names(targets), **given)
         with self._reading() as con:
             req.sources, req.targets = checked_benchmarks(con, req.sources, req.targets)
-            notes = _target_only_note(con)
+            notes = _target_only_note(con, chosen.trains_on_target_only)
             label = (f"evaluating {'pairs ' if task == 'pair' else ''}({method}{run_label(chosen, task, given)}"
                      f"{', auto-tune' if given.get('auto_tune') else ''}) ...")
             with self._status(label):
@@ -1162,14 +1163,18 @@ def _within_budget(plan: list, budget: Optional[float]) -> int:
     return dropped
 
 
-def _target_only_note(con: duckdb.DuckDBPyConnection) -> list[str]:
+def _target_only_note(con: duckdb.DuckDBPyConnection, trained: bool = False) -> list[str]:
     """The models with target rows but no source rows (e.g. imported from the OpenHands Index), which the
-    source-based methods leave out, as a note (none: no note)."""
+    source-based methods leave out (``trained``: a method that trains on them, never evaluates them), as a
+    note (none: no note)."""
     left = [m for (m,) in con.execute("SELECT model FROM models WHERE has_target AND NOT known ORDER BY model"
                                       ).fetchall()]
     if not left:
         return []
     shown = ", ".join(left[:8]) + (f" (+{len(left) - 8} more)" if len(left) > 8 else "")
+    if trained:
+        return [f"{len(left)} model(s) with target rows but no source rows are trained on, not evaluated (no fold "
+                f"holds them out): {shown}"]
     return [f"{len(left)} model(s) with target rows but no source rows are left out (nothing to predict them from "
             f"until their source benchmarks are ingested): {shown}"]
 

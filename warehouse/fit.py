@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from models.default.basis import large_bases_note, shared_bases
 from models.common.folds import KFOLD
+from models.common.intervals import interval_offsets
 from models.default.link import logit
 from warehouse import methods
 from warehouse.evaluate import evaluate_split, read_folds, read_inputs, resolve, split_folds
@@ -165,25 +166,6 @@ def _extrapolation_splits(con: duckdb.DuckDBPyConnection, m: Matrices, kfold: bo
             folds = Folds(split, m, {f"k{k}": [m.models[r] for r in sorted(f)] for k, f in enumerate(merged) if f})
         out.append(folds)
     return out
-
-
-def interval_offsets(residuals: np.ndarray, level: float) -> tuple[float, float]:
-    """Residual quantiles giving a central ``level`` interval for one new model.
-
-    With n held-out residuals, the split-conformal correction uses the ceil((n + 1) p) / n order
-    statistics instead of the plain p-quantiles, so a new model's residual (exchangeable with the
-    n) falls inside with probability >= level; plain quantiles under-cover at n ~ 13.
-    """
-    r = np.sort(residuals[np.isfinite(residuals)])
-    n = r.size
-    if n == 0:
-        return float("nan"), float("nan")
-    tail = (1 - level) / 2
-    lo_k = int(np.floor((n + 1) * tail)) - 1           # 0-based order statistic, -1: below the minimum
-    hi_k = int(np.ceil((n + 1) * (1 - tail))) - 1
-    lo = r[lo_k] if lo_k >= 0 else r[0] - (r[-1] - r[0])      # too few residuals: widen past the range
-    hi = r[hi_k] if hi_k < n else r[-1] + (r[-1] - r[0])
-    return float(lo), float(hi)
 
 
 def loo_interval_coverage(residuals: np.ndarray, level: float) -> float:

@@ -90,11 +90,12 @@ def factor_for(factors: dict[int, float], k: int) -> float:
     return factors[max(usable)] if usable else float("inf")
 
 
-def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray) -> tuple[float, float, float]:
-    """(point, low, high): the posterior median of the full mean over every item of the target from the
-    anchors (``observed`` (n,) bool, results ``y`` (n,)), its interval widened by the factor of that many
-    anchors. Shares in [0, 1]."""
-    members = np.ones(model.n_items, dtype=bool)
+def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray,
+             members: np.ndarray | None = None) -> tuple[float, float, float]:
+    """(point, low, high): the posterior median of the full mean over the target's items (``members`` (n,)
+    bool; None: every item, a new model's full run) from the anchors (``observed`` (n,) bool, results ``y``
+    (n,)), its interval widened by the factor of that many anchors. Shares in [0, 1]."""
+    members = np.ones(model.n_items, dtype=bool) if members is None else np.asarray(members, dtype=bool)
     est = estimate_full_mean(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed,
                              members, model.level)
     low, high = widen(est.median, est.low, est.high, factor_for(model.factors, int(np.sum(observed))))
@@ -102,10 +103,11 @@ def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarr
 
 
 def plan(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, count: int,
-         cost: np.ndarray | None = None) -> np.ndarray:
+         cost: np.ndarray | None = None, members: np.ndarray | None = None) -> np.ndarray:
     """Indices of the next ``count`` items to run (adaptive: the most posterior variance of the full mean
-    removed per item, or per unit of ``cost`` when given), never one already observed."""
-    members = np.ones(model.n_items, dtype=bool)
+    removed per item, or per unit of ``cost`` when given), never one already observed nor one outside
+    ``members`` (n,) bool (None: every item)."""
+    members = np.ones(model.n_items, dtype=bool) if members is None else np.asarray(members, dtype=bool)
     return next_anchors(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed, members,
                         count, cost)
 

@@ -6,6 +6,7 @@ A new method is one module with a :class:`~warehouse.methods.base.Method` subcla
 from __future__ import annotations
 
 from warehouse.errors import UserError
+from warehouse.methods.anchors import Anchors
 from warehouse.methods.base import Method
 from warehouse.methods.baselines import BenchRidge, Mean, RandomC
 from warehouse.methods.compat import Compat
@@ -14,7 +15,8 @@ from warehouse.methods.instance import Instance
 from warehouse.methods.options import CATALOGUE, Option
 
 #: --method name -> the method
-REGISTRY: dict[str, Method] = {m.name: m for m in (Default(), Instance(), Compat(), Mean(), RandomC(), BenchRidge())}
+REGISTRY: dict[str, Method] = {m.name: m for m in (Default(), Instance(), Compat(), Anchors(), Mean(), RandomC(),
+                                                    BenchRidge())}
 
 
 def get(name: str, task: str | None = None) -> Method:

@@ -37,6 +37,8 @@ class Method:
     inputs: what it needs besides the score matrices (:class:`~warehouse.methods.data.Input`).
     labelled_only: it sees only the models with a target score (the published model list).
     missing_as_zero: its stored proxy reads a missing score as 0, not as the instance's centre.
+    trains_on_target_only: it also trains on the models with target rows and no source rows (which no fold
+    holds out, so they are never evaluated).
     """
 
     name: ClassVar[str]
@@ -47,6 +49,7 @@ class Method:
     inputs: ClassVar[tuple[Input, ...]] = ()
     labelled_only: ClassVar[bool] = False
     missing_as_zero: ClassVar[bool] = False
+    trains_on_target_only: ClassVar[bool] = False
 
     # ------------------------------------------------------------------------------------ options
     def declared(self) -> tuple[Option, ...]:

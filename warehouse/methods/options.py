@@ -27,6 +27,7 @@ class Option:
     hi: float | None = None
     choices: tuple[str, ...] | None = None
     flag_name: str | None = None      # the flag when it is not --<name with dashes> (e.g. --B)
+    env_name: str | None = None       # the variable when it is not PACE_<NAME> (one another command already reads)
 
     @property
     def flag(self) -> str:
@@ -34,7 +35,7 @@ class Option:
 
     @property
     def env(self) -> str:
-        return "PACE_" + self.name.upper()
+        return self.env_name or "PACE_" + self.name.upper()
 
     def check(self, value: Any) -> Any:
         """The value, or a UserError naming the flag, the value and what is allowed (None passes)."""
