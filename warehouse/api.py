@@ -626,7 +626,7 @@ class Warehouse:
                 con = self.connect(write=True)
                 return con
 
-            notes = _target_only_note(con)
+            notes = _target_only_note(con, anchors_too=anchors)
             started = time.perf_counter()          # the report's seconds: anchors, proxies and storing
             made = None
             if anchors:                            # computed on the read connection: no write lock held meanwhile
@@ -1163,10 +1163,10 @@ def _within_budget(plan: list, budget: Optional[float]) -> int:
     return dropped
 
 
-def _target_only_note(con: duckdb.DuckDBPyConnection, trained: bool = False) -> list[str]:
+def _target_only_note(con: duckdb.DuckDBPyConnection, trained: bool = False, anchors_too: bool = False) -> list[str]:
     """The models with target rows but no source rows (e.g. imported from the OpenHands Index), which the
-    source-based methods leave out (``trained``: a method that trains on them, never evaluates them), as a
-    note (none: no note)."""
+    source-based methods leave out (``trained``: a method that trains on them, never evaluates them;
+    ``anchors_too``: a fit whose anchors item models train on them), as a note (none: no note)."""
     left = [m for (m,) in con.execute("SELECT model FROM models WHERE has_target AND NOT known ORDER BY model"
                                       ).fetchall()]
     if not left:
@@ -1175,8 +1175,9 @@ def _target_only_note(con: duckdb.DuckDBPyConnection, trained: bool = False) -> 
     if trained:
         return [f"{len(left)} model(s) with target rows but no source rows are trained on, not evaluated (no fold "
                 f"holds them out): {shown}"]
-    return [f"{len(left)} model(s) with target rows but no source rows are left out (nothing to predict them from "
-            f"until their source benchmarks are ingested): {shown}"]
+    where = " of the source proxies (the anchors item models train on them)" if anchors_too else ""
+    return [f"{len(left)} model(s) with target rows but no source rows are left out{where} (nothing to predict them "
+            f"from until their source benchmarks are ingested): {shown}"]
 
 
 def _preference_choices(values: Names) -> dict[str, str]:

@@ -505,6 +505,9 @@ def test_source_based_methods_say_the_same_about_the_pace_models(tmp_path):
     assert loocv_b.notes == ["1 model(s) with target rows but no source rows are left out (nothing to predict them "
                              "from until their source benchmarks are ingested): Xeno-1"]
     assert any("Xeno-1" in w for w in fit_b.warnings)
+    # pace fit's anchors item models do train on it (the note says so; only the source proxies leave it out)
+    assert any("are left out of the source proxies (the anchors item models train on them)" in w and "Xeno-1" in w
+               for w in fit_b.warnings)
 
 
 def test_doctor_finds_and_repairs_rows_on_the_wrong_side_of_the_rule(trees):
