@@ -15,6 +15,7 @@ import csv
 import math
 import os
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
@@ -832,9 +833,11 @@ class Warehouse:
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
                                 f"{min_coverage:.0%}). Run `pace plan {model}` / `pace run {model}`, or pass "
                                 "--allow-partial.")
-            note = predicting.out_of_range_note(model, report.predictions)
-            if note:
-                report.notes.append(note)
+            flagged = predicting.out_of_range_notes(con, model, report.predictions)
+            report.notes += flagged
+            thin = predicting.restricted_note(con, model, report.predictions, fit["sources"], hint=not flagged)
+            if thin:
+                report.notes.append(thin)
             report.interval_level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
                                                 [report.predictions[0].fit_id]).fetchone()[0]
             report.pairwise = [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in con.execute(
@@ -1014,6 +1017,41 @@ class Warehouse:
             if not con.execute("SELECT count(*) FROM model_families WHERE model = ?", [model]).fetchall()[0][0]:
                 raise UserError(f"{model!r} has no explicit family (see `pace families list`)")
             con.execute("DELETE FROM model_families WHERE model = ?", [model])
+
+    def metadata(self) -> list[tuple[str, Any, str]]:
+        """(model, release_date, source) of every model with a known release date (view ``model_release``:
+        ``user`` for a date set with :meth:`set_metadata`, which wins over an index's)."""
+        with self._reading() as con:
+            return con.execute("SELECT model, release_date, release_source FROM model_release "
+                               "ORDER BY release_date, model").fetchall()
+
+    def set_metadata(self, model: str, *, released: Union[str, date, None] = None) -> dict:
+        """Set a model's release date (``released``: ``YYYY-MM-DD``), e.g. for an older model no agentic
+        results index describes. It is kept in ``model_metadata_set``, wins over the index's date, and
+        survives a re-import; the out-of-range check (``predictions``) compares it with the dates of the
+        models the fit was trained on. Returns {model, released, replaced (the date it had), note}."""
+        model = validate.model_name(model)
+        if released is None:
+            raise UserError("nothing to set: give --released DATE (YYYY-MM-DD)")
+        day = validate.iso_date(released, "--released")
+        with self._writing("setting a model's metadata") as con:
+            if not (_has_rows(con, model) or _has_metadata(con, model)):
+                raise UserError(f"no model {model!r} in the warehouse (no score rows, no metadata)")
+            before = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchone()
+            con.execute("INSERT OR REPLACE INTO model_metadata_set VALUES (?, ?, current_localtimestamp())",
+                        [model, day])
+            known = con.execute("SELECT count(released_lo) FROM current_fits WHERE task = 'abs'").fetchone()[0]
+        note = None if known else ("the current fits know no training model's release date, so the release-date "
+                                   "check cannot judge a model yet (import the index's metadata, then `pace fit`)")
+        return {"model": model, "released": day, "replaced": before[0] if before else None, "note": note}
+
+    def reset_metadata(self, model: str) -> None:
+        """Forget what :meth:`set_metadata` set for ``model`` (an index's date, if any, applies again)."""
+        model = validate.model_name(model)
+        with self._writing("resetting a model's metadata") as con:
+            if not con.execute("SELECT count(*) FROM model_metadata_set WHERE model = ?", [model]).fetchone()[0]:
+                raise UserError(f"{model!r} has no metadata set by `pace metadata set` (see `pace metadata list`)")
+            con.execute("DELETE FROM model_metadata_set WHERE model = ?", [model])
 
     def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
                           overwrite: bool = False) -> dict:

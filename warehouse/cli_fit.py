@@ -193,7 +193,8 @@ def predict(
               f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
               "" if p.coverage is None else f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
               (f"anchors: {p.anchors}, {p.prior} prior" if p.method == "anchors" else
-               ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else "")))
+               ("restricted" if p.restricted else "full")
+               + (f", out of range ({p.range_reason})" if p.out_of_range else "")))
              for p in report.predictions]
     print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
                 "proxy"], table, title=f"predicted agentic scores of {model} ("
