@@ -661,7 +661,7 @@ class Warehouse:
 
     # ------------------------------------------------------------------------------------------- plan
     def plan(self, model: str, *, out: Union[str, os.PathLike, None] = None, anchors: int = 0,
-             budget: Optional[float] = None) -> Plan:
+             budget: Optional[float] = None, target_width: Optional[float] = None) -> Plan:
         """The instances ``model`` still needs for the current fits (non-zero weights only), as API
         calls, with what each benchmark's calls buy (the interval half-width its missing scores leave);
         with ``anchors`` also, per target, the agentic instances that most narrow its interval.
@@ -681,6 +681,11 @@ class Warehouse:
         budget : float, optional
             USD: keep the anchors, best first across targets (round robin by rank), while their expected
             cost (``anchor_costs``) fits; the rest are left out and counted.
+        target_width : float, optional
+            Percentage points: per target, list only as many of the K anchors as bring the interval's
+            expected width to at most this (none where the interval served now, the sources' or the
+            anchors', already is); a note names each target where K, or every instance left, does not.
+            Applied before ``budget``.
 
         Returns
         -------
@@ -699,9 +704,15 @@ class Warehouse:
                 raise UserError("--budget applies to the agentic anchors: add --anchors K")
             if not math.isfinite(budget) or budget < 0:
                 raise UserError(f"--budget must be a finite number of USD >= 0, not {budget}")
+        if target_width is not None:
+            if not anchors:
+                raise UserError("--target-width applies to the agentic anchors: add --anchors K")
+            if not math.isfinite(target_width) or target_width <= 0:
+                raise UserError(f"--target-width must be a finite number of percentage points > 0, not {target_width}")
         notes = []
         with self._reading() as con:
-            anchor_plan = plan_anchors(con, model, anchors) if anchors else []
+            anchor_plan = plan_anchors(con, model, anchors, None if target_width is None else target_width / 100) \
+                if anchors else []
             if anchors and not anchor_plan:
                 trained = con.execute("SELECT count(*) FROM anchor_fits WHERE list_contains(trained_on, ?) AND fit_id "
                                       "IN (SELECT fit_id FROM current_anchor_fits)", [model]).fetchone()[0]
@@ -734,6 +745,8 @@ class Warehouse:
                     maes = dict(con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs'"
                                             " ORDER BY target", [existing]).fetchall()) if existing else {}
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
+        if target_width is not None:
+            notes += _width_notes(anchor_plan, target_width, anchors)
         left_out = _within_budget(anchor_plan, budget)
         if out is not None:                 # the calls `pace run --plan` runs; agentic anchors are not among them
             write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
@@ -1179,6 +1192,24 @@ class Warehouse:
 
 
 register_options(methods.options())               # the methods' options travel as **options
+
+
+def _width_notes(plan: list, width_pp: float, cap: int) -> list[str]:
+    """Per target where ``--target-width`` is not reached by the anchors listed: how far they get, and
+    whether more anchors (past --anchors K) or no number of them would reach it."""
+    notes = []
+    for t in plan:
+        if t.needed is not None and t.needed <= cap:
+            continue
+        after = 100 * (t.expected_width if t.expected_width is not None else t.width_now)
+        if t.needed is None:
+            notes.append(f"{t.target}: an interval of {width_pp:g} pp cannot be reached with the {t.available} "
+                         f"instances available (running them all leaves about {100 * t.widths[-1]:.1f} pp); "
+                         f"the {len(t.rows)} listed leave about {after:.1f} pp")
+        else:
+            notes.append(f"{t.target}: about {t.needed} anchors reach {width_pp:g} pp; the {len(t.rows)} of "
+                         f"--anchors {cap} leave about {after:.1f} pp (raise --anchors)")
+    return notes
 
 
 def _within_budget(plan: list, budget: Optional[float]) -> int:

@@ -2,7 +2,8 @@
 outside the training models' second-lowest .. second-highest ability or its release date outside theirs;
 the flagged side of its interval then reaches 1 % / 100 % and `pace predict` says so in the numbers it
 prints; a user may set a release date (`pace metadata set`); a proxy restricted to under half of the
-sources cannot place a model. Synthetic data only."""
+sources cannot place a model; `pace plan --target-width` stops adding anchors once the width is reached.
+Synthetic data only."""
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ import numpy as np
 import pytest
 
 from ingest.synthetic import generate_tree
+from models.anchors.target import anchors_to_reach
 from models.default.shrinkage import robust_range
 from tests.helpers import run_pace, write_index
-from warehouse.api import Warehouse
+from warehouse.anchors import TargetAnchors
+from warehouse.api import Warehouse, _width_notes
 
 TRAINING_DATES = ["2025-07-01", "2025-08-15", "2025-09-01", "2025-10-01", "2025-11-01", "2025-12-01",
                   "2026-01-01", "2026-01-15", "2026-02-01"]
@@ -239,6 +242,54 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
                f"{len(sources)} source benchmarks" in n for n in thin.notes)
     enough = Warehouse(db).predict("Mostsources-1", allow_partial=True)
     assert enough.predictions and not any("cannot place" in n for n in enough.notes)
+
+
+def test_target_width_stops_adding_anchors_once_the_width_is_reached(dated):
+    db, held, _ = dated
+    everything = Warehouse(db, read_only=True).plan(held, anchors=40).anchors
+    path = {t.target: t.widths for t in everything}
+    target_pp = 100 * float(np.median([w for t in everything for w in t.widths[1:]]))
+    plan = Warehouse(db, read_only=True).plan(held, anchors=40, target_width=target_pp)
+    for t in plan.anchors:
+        assert t.needed == anchors_to_reach(np.array(t.widths), t.width_now, target_pp / 100)
+        assert t.widths[:41] == pytest.approx(path[t.target])          # the same adaptive order, cut short
+        if t.needed is not None and t.needed <= 40:
+            assert len(t.rows) == t.needed and (t.expected_width <= target_pp / 100 or t.needed == 0)
+            assert all(w > target_pp / 100 for w in t.widths[1:t.needed])   # no shorter list reaches it
+        else:
+            assert len(t.rows) == 40 and any(t.target in n for n in plan.notes)
+    assert sum(len(t.rows) for t in plan.anchors) < sum(len(t.rows) for t in everything)
+    wide = Warehouse(db, read_only=True).plan(held, anchors=40, target_width=99.9)
+    assert all(t.needed == 0 and not t.rows for t in wide.anchors) and not wide.notes   # the sources reach it
+    payload = json.loads(run_pace("plan", held, "--anchors", "40", "--json", "--db", db,
+                                  env={"PACE_TARGET_WIDTH": str(target_pp)}).stdout)
+    assert [a["anchors_listed"] for a in payload["anchors"]] == [len(t.rows) for t in plan.anchors]
+
+
+@pytest.mark.parametrize("bad", ["0", "-5", "nan", "inf"])
+def test_target_width_refuses_a_non_positive_or_non_finite_value(dated, bad):
+    db, held, _ = dated
+    result = run_pace("plan", held, "--anchors", "10", "--target-width", bad, "--db", db)
+    assert result.exit_code == 2 and "--target-width" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert bad in result.stderr.lower()
+
+
+def test_target_width_needs_anchors(dated):
+    db, held, _ = dated
+    result = run_pace("plan", held, "--target-width", "10", "--db", db)
+    assert result.exit_code == 2 and "--anchors" in result.stderr
+
+
+def test_an_unreachable_width_is_said_per_target():
+    assert anchors_to_reach(np.array([0.5, 0.4, 0.3]), 0.5, 0.1) is None
+    assert anchors_to_reach(np.array([0.5, 0.4, 0.3]), 0.05, 0.1) == 0
+    assert anchors_to_reach(np.array([0.08, 0.4, 0.09]), 0.5, 0.1) == 2     # the first anchor switches to this path
+    stuck = TargetAnchors("swebench", 0.5, 0.3, 0.7, 0, "sources", [], 0.4, [0.4, 0.35, 0.3], None, 2)
+    short = TargetAnchors("gaia", 0.5, 0.3, 0.7, 0, "sources", [], 0.4, [0.4, 0.3, 0.2, 0.1], 3, 20)
+    notes = _width_notes([stuck, short], 5.0, 2)
+    assert notes[0].startswith("swebench: an interval of 5 pp cannot be reached with the 2 instances available")
+    assert "about 30.0 pp" in notes[0]
+    assert notes[1].startswith("gaia: about 3 anchors reach 5 pp") and "raise --anchors" in notes[1]
 
 
 def test_a_set_date_follows_its_model_through_an_alias(work):
