@@ -18,8 +18,7 @@
 --   range_reason 'ability' | 'release date' | NULL: which check gave the verdict
 --   out_of_range = range_side IS NOT NULL. A flagged model's bound on that side is what the data cannot rule
 --                out: low = least(low, 0.01) (the floor reading, 1 %) below, high = 1.0 above.
---   residual_low, residual_high  the interval before that widening (what the residuals give; the anchors'
---                sources prior reads it, as bench/anchors.py measured it)
+--   residual_low, residual_high  the interval before that widening (what the residuals give)
 --   restricted   the row comes from a restricted fit (else from the current fit)
 --   created_at   when that fit was made
 CREATE OR REPLACE VIEW fit_predictions AS

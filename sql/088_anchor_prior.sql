@@ -1,8 +1,9 @@
 -- Per model the item models were not trained on (a new model: rows or metadata only) and target of the
 -- current anchor fits, its ability prior: from its metadata (anchor_priors) if it has any; else from the
 -- sources' prediction (source_predictions, when it has source rows), whose median full mean is that
--- prediction: centre = curve^-1(predicted), sd = (curve^-1(high) - curve^-1(low)) / (2 z_level) (the
--- residuals' interval, residual_low / residual_high, before an out-of-range flag widens it), with the
+-- prediction: centre = curve^-1(predicted), sd = (curve^-1(high) - curve^-1(low)) / (2 z_level) (the interval
+-- as served: for a model out of range it reaches 1 % or 100 %, so the prior is as wide as what the sources
+-- cannot rule out, and the anchors, not a narrow sources prior, place the model), with the
 -- curve of anchor_curve made non-decreasing and inverted by linear interpolation (clamped to the grid);
 -- else the training population's N(0, 1). A Student-t with anchor_fits.dof degrees of freedom throughout.
 --   prior_kind  metadata | sources | population
@@ -14,7 +15,7 @@ WITH candidates AS (
       AND NOT m.held                -- a second spelling awaiting `pace alias` is not a model of its own yet
 ),
 sourced AS (
-    SELECT c.model, c.fit_id, c.target, s.predicted, s.residual_low AS low, s.residual_high AS high
+    SELECT c.model, c.fit_id, c.target, s.predicted, s.low, s.high
     FROM candidates AS c JOIN source_predictions AS s ON s.model = c.model AND s.target = c.target
     WHERE s.n_scored > 0
 ),

@@ -14,6 +14,7 @@ view picks, per model, whichever of the two it covers better.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 
 import duckdb
@@ -149,11 +150,11 @@ def _pct(share: float) -> str:
 
 
 def _bounds(rows: list[TargetPrediction], bound: str) -> str:
-    """'1.0 %', or per target when the printed bounds differ ('gaia 0.4 %, swebench 1.0 %')."""
+    """The bound most targets print, and the others by name: '1.0 %' or '1.0 % (commit0 0.1 %)'."""
     shown = {p.target: _pct(getattr(p, bound)) for p in rows}
-    if len(set(shown.values())) == 1:
-        return next(iter(shown.values()))
-    return ", ".join(f"{t} {v}" for t, v in shown.items())
+    common = Counter(shown.values()).most_common(1)[0][0]
+    others = [f"{t} {v}" for t, v in shown.items() if v != common]
+    return common + (f" ({', '.join(others)})" if others else "")
 
 
 def placing_hint(con: duckdb.DuckDBPyConnection, model: str) -> str | None:

@@ -94,10 +94,10 @@ def test_a_release_date_before_every_training_model_widens_low_to_1_percent_and_
     note = notes[0]
     assert f"{held} was released (2024-05-13) before every model the fit was trained on (2025-07-01 to 2026-02-01)" \
         in note
-    lows = {f"{100 * p['low']:.1f} %" for p in payload["predictions"]}            # as the table prints them
-    shown = re.search(r"cannot rule out scores down to (.+?);", note).group(1)
-    assert shown in lows if len(lows) == 1 else all(f"{p['target']} {100 * p['low']:.1f} %" in shown
-                                                    for p in payload["predictions"])
+    shown = re.search(r"cannot rule out scores down to (.+?);", note).group(1)     # '1.0 %' or '1.0 % (t 0.4 %)'
+    for p in payload["predictions"]:
+        printed = f"{100 * p['low']:.1f} %"                                      # as the table prints it
+        assert shown.split(" (")[0] == printed or f"{p['target']} {printed}" in shown
     # the gaia runs cost 0.1 USD each: 10 anchors there, the other targets' costs unknown
     assert f"`pace plan {held} --anchors 10` places it for about $1." in note
     text = " ".join(run_pace("predict", held, "--allow-partial", "--db", db).stdout.split())
@@ -211,19 +211,23 @@ def test_in_range_models_keep_the_residual_interval_exactly(dated):
 
 def test_an_anchored_prediction_keeps_its_own_interval_when_flagged(work):
     db, held, _ = work
-    with Warehouse(db).connect(write=True) as con:          # three gaia anchors: the held model's own results
+    with Warehouse(db).connect(write=True) as con:          # three swebench anchors: the held model's own results
         con.execute("""INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
-                       'anchors:t', now() FROM scores WHERE benchmark = 'gaia'
-                       AND model = (SELECT min(model) FROM scores WHERE benchmark = 'gaia') LIMIT 3""", [held])
-    estimate = _rows(db, "SELECT predicted, low, high FROM anchor_estimates WHERE model = ? AND target = 'gaia'", held)
+                       'anchors:t', now() FROM scores WHERE benchmark = 'swebench'
+                       AND model = (SELECT min(model) FROM scores WHERE benchmark = 'swebench') LIMIT 3""", [held])
+    prior = "SELECT prior_kind, prior_sd FROM anchor_estimates WHERE model = ? AND target = 'swebench'"
+    (kind, sd_before), = _rows(db, prior, held)
     assert run_pace("metadata", "set", held, "--released", "2024-05-13", "--db", db).exit_code == 0
     served = _served(db, held)
-    assert served["gaia"][-1] == "anchors" and [served["gaia"][:3]] == estimate
-    assert _rows(db, "SELECT predicted, low, high FROM anchor_estimates WHERE model = ? AND target = 'gaia'",
-                 held) == estimate                           # the sources prior reads the residuals' interval
+    estimate = _rows(db, "SELECT predicted, low, high FROM anchor_estimates WHERE model = ? AND target = 'swebench'",
+                     held)
+    assert served["swebench"][-1] == "anchors" and [served["swebench"][:3]] == estimate      # its own interval
+    (kind_after, sd_after), = _rows(db, prior, held)
+    assert kind == kind_after == "sources" and sd_after > sd_before    # the sources prior is as wide as served
     notes = json.loads(run_pace("predict", held, "--json", "--allow-partial", "--db", db).stdout)["notes"]
     flagged = next(n for n in notes if n.startswith("out of range"))
-    assert "gaia" not in flagged.split(":")[0]               # the anchored target is not said to reach 1 %
+    said = flagged.split(":")[0].removeprefix("out of range (").rstrip(")").split(", ")
+    assert "swebench" not in said and "gaia" in said            # the anchored target is not said to reach 1 %
 
 
 def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
