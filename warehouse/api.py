@@ -756,8 +756,9 @@ class Warehouse:
     # ---------------------------------------------------------------------------------------- predict
     def predict(self, model: str, *, min_coverage: float = 0.9, allow_partial: bool = False,
                 restrict: bool = True) -> Prediction:
-        """Predicted target scores of ``model`` with intervals, coverage, an out-of-range note and
-        win probabilities (when a pair fit exists).
+        """Predicted target scores of ``model`` with intervals, coverage, notes (out of range by its source
+        ability or release date; a proxy restricted to under half of the sources) and win probabilities
+        (when a pair fit exists).
 
         A model lacking whole source benchmarks of the current fit gets a proxy restricted to the
         benchmarks it has: fitted once (stored, keyed by that set) and reused. Then every target

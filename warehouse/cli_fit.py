@@ -188,7 +188,8 @@ def predict(
     json_out: JsonOpt = False,
 ) -> None:
     """Predicted agentic scores of MODEL with an interval, coverage, an out-of-range note when its source
-    ability lies outside the training models' range, and win probabilities if a pair fit exists."""
+    ability or its release date (`pace metadata set`) lies outside the training models' (the interval then
+    reaches 1 % or 100 % on that side), and win probabilities if a pair fit exists."""
     with env_hint(ctx):
         report = warehouse_api(db).predict(model, min_coverage=min_coverage, allow_partial=allow_partial,
                                            restrict=restrict)
