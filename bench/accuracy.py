@@ -5,7 +5,8 @@ held-out predictions; the figures come from the warehouse's own views:
 
   MAE (pp), Spearman     loocv_metrics (per target; AVERAGE = unweighted mean over the 4 targets)
   pair accuracy (%)      loocv_abs_pair_metrics (held-out model against every other model)
-  interval coverage (%)  share of held-out truths inside the interval the method's stored fit would give:
+  interval coverage (%)  share of held-out truths inside the interval the method's stored fit would give
+                         (warehouse.fit.held_out_coverage, shared with `pace report`):
                          offsets = split-conformal quantiles (warehouse.fit.interval_offsets, 80 %) of the
                          method's LOO residuals of the *other* models (jackknife: a model's own residual
                          never sets its interval); for `default`, on the logit scale, and for a model
@@ -52,7 +53,7 @@ from ingest.load import ingest_tree  # noqa: E402
 from warehouse.aliases import add_alias  # noqa: E402
 from warehouse.connect import connect  # noqa: E402
 from warehouse.evaluate import EvalRequest, run_abs  # noqa: E402
-from warehouse.fit import interval_offsets  # noqa: E402
+from warehouse.fit import held_out_coverage, out_of_range_models  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 REAL = SHARED / "pace-results" / "standardized_results"
@@ -60,11 +61,6 @@ UNLABELLED = SHARED / "unlabelled-sources" / "standardized_results"
 METHODS = ["default", "instance", "compat", "mean", "random-c", "bench-ridge"]
 SPLITS = ["loo", "family", "low-3", "high-3"]
 LEVEL = 0.8
-
-
-def _logit(p):
-    q = np.clip(np.asarray(p, float), 1e-3, 1 - 1e-3)
-    return np.log(q / (1 - q))
 
 
 def _request(method: str, split: str) -> EvalRequest:
@@ -78,43 +74,6 @@ def _predictions(con, run_id):
     return {(m, t): (p, a) for m, t, p, a in con.execute(
         "SELECT model, target, predicted, actual FROM loocv_predictions WHERE run_id = ? "
         "AND predicted IS NOT NULL AND actual IS NOT NULL", [run_id]).fetchall()}
-
-
-def _out_of_range(con, run_id) -> set[str]:
-    """Held-out models whose source_ability lies outside their fold's training models' range."""
-    rows = con.execute("""
-        WITH held AS (SELECT fold, model FROM loocv_folds WHERE run_id = ?),
-        labelled AS (SELECT DISTINCT model FROM target_means WHERE n_scored > 0),
-        ranges AS (
-            SELECT h.fold, min(a.ability) AS lo, max(a.ability) AS hi
-            FROM (SELECT DISTINCT fold FROM held) AS h
-            CROSS JOIN labelled AS l
-            JOIN source_ability AS a ON a.model = l.model
-            WHERE l.model NOT IN (SELECT model FROM held AS x WHERE x.fold = h.fold)
-            GROUP BY h.fold)
-        SELECT h.model FROM held AS h JOIN ranges AS r USING (fold) JOIN source_ability AS a USING (model)
-        WHERE a.ability < r.lo OR a.ability > r.hi""", [run_id]).fetchall()
-    return {r[0] for r in rows}
-
-
-def _coverage(method, split, preds, loo, ext, oor) -> dict:
-    """Interval coverage per target (see the module doc)."""
-    logit = method == "default"
-    scale = _logit if logit else (lambda v: np.asarray(v, float))
-    out = {}
-    for target in sorted({t for _, t in preds}):
-        inside = []
-        for (model, t), (p, a) in preds.items():
-            if t != target:
-                continue
-            pool = [scale(aa) - scale(pp) for (mm, tt), (pp, aa) in loo.items() if tt == target and mm != model]
-            if logit and model in oor:
-                pool += [scale(aa) - scale(pp) for (mm, tt), (pp, aa) in ext.items() if tt == target and mm != model]
-            lo, hi = interval_offsets(np.asarray(pool, float), LEVEL)
-            inside.append(scale(p) + lo <= scale(a) <= scale(p) + hi)
-        out[target] = 100 * float(np.mean(inside)) if inside else float("nan")
-    out["AVERAGE"] = float(np.nanmean(list(out.values())))
-    return out
 
 
 def evaluate_variant(con, methods, splits) -> dict:
@@ -145,8 +104,9 @@ def evaluate_variant(con, methods, splits) -> dict:
                     ext.setdefault(key, v)
         for split in splits:
             preds = _predictions(con, runs[split])
-            cov = _coverage(method, split, preds, loo, ext, _out_of_range(con, runs[split]))
-            entry[split]["interval_coverage_pct"] = cov
+            cov = held_out_coverage(preds, loo, ext, out_of_range_models(con, runs[split]), LEVEL,
+                                    logit_scale=method == "default")
+            entry[split]["interval_coverage_pct"] = {t: 100 * v for t, v in cov.items()}
         result[method] = entry
     return result
 

@@ -2,8 +2,9 @@
 
     .venv/bin/python docs/make_report_png.py
 
-Builds a small synthetic warehouse in a temporary folder (`pace demo-data`, 10 models, seed 3), fits
-the proxies without one model, stores LOOCV runs of the default method and two baselines, writes the
+Builds a small synthetic warehouse in a temporary folder (`pace demo-data`, 10 models, seed 3) in which
+one model is new (its agentic target files are removed before ingest, so it is predicted from its
+sources, not from its own agentic results as anchors), fits the proxies, stores LOOCV runs of the default method and two baselines, writes the
 report for the held-out model and photographs its top in headless Chromium (tests/browser.py).
 """
 import sys
@@ -14,20 +15,32 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.browser import chromium_page, skip_reason  # noqa: E402
-from tests.helpers import synthetic_warehouse  # noqa: E402
+from ingest.load import ingest_tree  # noqa: E402
+from ingest.synthetic import generate_tree  # noqa: E402
+from warehouse.connect import connect  # noqa: E402
 from warehouse import Warehouse  # noqa: E402
 
 SOURCES = "planbench,lifbench,repobench,ifeval"
 HELD_OUT = "Orrin-4.5-Pro"
+TARGETS = ("gaia", "swebench", "swebench_multimodal", "swtbench")
 
 
 def main() -> None:
     if skip_reason():
         raise SystemExit(f"cannot take the screenshot: {skip_reason()}")
     with tempfile.TemporaryDirectory() as tmp:
-        db, _ = synthetic_warehouse(Path(tmp), n_models=10, seed=3, scale=0.2)
+        tree, db = Path(tmp) / "tree", Path(tmp) / "pace.duckdb"
+        generate_tree(tree, n_models=10, seed=3, scale=0.2)
+        for target in TARGETS:
+            for path in (tree / target).rglob(f"{HELD_OUT}.csv"):
+                path.unlink()
+        con = connect(db, create=True)
+        try:
+            ingest_tree(con, tree, Path(tmp) / "lake")
+        finally:
+            con.close()
         wh = Warehouse(db)
-        wh.fit(task="abs", sources=SOURCES, count=30, exclude=HELD_OUT)
+        wh.fit(task="abs", sources=SOURCES, count=30)
         wh.loocv("abs", sources=SOURCES, count=30)
         wh.loocv("abs", sources=SOURCES, count=30, split="low-3")
         for baseline in ("mean", "bench-ridge"):

@@ -11,6 +11,7 @@ do not all hold the same ids.
 from __future__ import annotations
 
 import difflib
+import re
 
 import duckdb
 
@@ -40,17 +41,24 @@ def _short(names: list[str], limit: int = 6) -> str:
     return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
 
 
+def _version_numbers(name: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\d+", name)]
+
+
 def _closest_model(name: str, known: set[str]) -> str | None:
     """The known model a misnamed file most likely belongs to: one it spells another way
     (``ingest.noise.second_spelling_of``), else the longest known name the file name starts with
-    (``DeepSeek-V3.2-Reasoner`` -> ``DeepSeek-V3.2``), else the closest spelling."""
+    (``DeepSeek-V3.2-Reasoner`` -> ``DeepSeek-V3.2``), else the closest spelling. A name with other
+    version numbers is another model, never a misspelling (``GLM-5.1`` is not ``GLM-5``), so the last
+    two rules offer only names with the same numbers."""
     spelled = second_spelling_of(name, sorted(known))
     if spelled:
         return spelled
-    prefixes = sorted((k for k in known if name.startswith(k)), key=len, reverse=True)
+    same = sorted(k for k in known if _version_numbers(k) == _version_numbers(name))
+    prefixes = sorted((k for k in same if name.startswith(k)), key=len, reverse=True)
     if prefixes:
         return prefixes[0]
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, same, n=1, cutoff=0.6)
     return close[0] if close else None
 
 

@@ -24,6 +24,7 @@ from models.anchors.items import ItemParams
 from models.anchors.target import (DOF, KS, Prior, TargetModel, anchors_to_reach, expected_widths, fit_target,
                                    metadata_prior)
 from models.anchors.target import plan as plan_target
+from warehouse.storing import insert_arrow
 
 MIN_MODELS = 3                  # a target with fewer training models gets no item model
 METADATA = """
@@ -121,11 +122,7 @@ def store_anchor_fit(con: duckdb.DuckDBPyConnection, fit: AnchorFit) -> None:
         for name, columns in tables.items():
             n = max(len(v) for v in columns.values() if not isinstance(v, str))
             arrow = pa.table({k: [v] * n if isinstance(v, str) else v for k, v in columns.items()})
-            con.register("_anchor_rows", arrow)
-            try:
-                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _anchor_rows")
-            finally:
-                con.unregister("_anchor_rows")
+            insert_arrow(con, name, arrow, by_name=True)
     if fit.priors:
         con.executemany("INSERT INTO anchor_priors VALUES (?, ?, ?, ?, ?, ?)",
                         [[fit.fit_id, t, m, p.mean, p.sd, p.kind] for t, m, p in fit.priors])

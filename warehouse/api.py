@@ -14,6 +14,7 @@ import contextlib
 import csv
 import math
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
@@ -49,6 +50,7 @@ from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
 from warehouse.sqlguard import after_write, before_write, explain
+from warehouse.storing import transaction
 from ingest.openhands_index import import_index, read_index
 from ingest.preference import EVERY_MODEL, SOURCES
 from warehouse.report import write_report
@@ -625,6 +627,7 @@ class Warehouse:
                 return con
 
             notes = _target_only_note(con)
+            started = time.perf_counter()          # the report's seconds: anchors, proxies and storing
             made = None
             if anchors:                            # computed on the read connection: no write lock held meanwhile
                 with self._status("fitting the anchors item models ..."):
@@ -642,14 +645,10 @@ class Warehouse:
                     raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
             if made is not None:
                 made.fit_id = report.fit_id         # the item models belong to this proxy fit (current_anchor_fits)
-                con.execute("BEGIN TRANSACTION")
-                try:
+                with transaction(con):
                     store_anchor_fit(con, made)
-                    con.execute("COMMIT")
-                except BaseException:
-                    con.execute("ROLLBACK")
-                    raise
                 report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
+                report.seconds = time.perf_counter() - started
                 report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
             elif con.execute("SELECT count(*) FROM anchor_fits").fetchone()[0]:
                 report.warnings.append("anchors: none in use now (--no-anchors): models served by their agentic "

@@ -42,6 +42,7 @@ from warehouse.methods.base import Method
 from warehouse.methods.data import Folds, InputContext
 from warehouse.methods.options import Options
 from warehouse.methods.results import Evaluation, Query
+from warehouse.storing import insert_arrow, transaction
 
 SPLIT_PATTERN = r"^(loo|family|(low|high|kfold)-[1-9][0-9]*)$"
 
@@ -257,18 +258,9 @@ def run_eval(con: duckdb.DuckDBPyConnection, req: EvalRequest, task: str) -> str
 
 def store_eval(con: duckdb.DuckDBPyConnection, result: EvalResult) -> str:
     """Insert a computed evaluation's rows in one transaction; returns its run_id."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for table, rows in result.tables.items():
-            con.register("_eval_rows", rows)
-            try:
-                con.execute(f"INSERT INTO {table} SELECT * FROM _eval_rows")
-            finally:
-                con.unregister("_eval_rows")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+            insert_arrow(con, table, rows)
     return result.run_id
 
 

@@ -186,20 +186,28 @@ def _write_predictions(con: duckdb.DuckDBPyConnection, staging: Path, stamp: str
     for model, preds in by_model.items():
         results = []
         for _, target, predicted, low, high, level, method, fit_id, coverage, restricted, oor in preds:
+            # an anchors estimate (a model's own agentic results, or its metadata alone) is no source proxy: its
+            # interval is the item model's posterior, and it has no coverage of source instances
+            anchors = method == "anchors"
             uncertainty = {}
             if low is not None and high is not None:
                 uncertainty["confidence_interval"] = {
                     "lower": float(low), "upper": float(high), "confidence_level": float(level or 0.8),
-                    "method": f"pace {method}: quantiles of held-out residuals (split-conformal)"}
+                    "method": f"pace {method}: " + ("posterior interval of the agentic anchors item model" if anchors
+                                                    else "quantiles of held-out residuals (split-conformal)")}
+            details = {PACE_KIND: "prediction", "pace_method": method, "pace_fit_id": fit_id,
+                       "pace_restricted": str(bool(restricted)), "pace_out_of_range": str(bool(oor))}
+            if coverage is not None:
+                details["pace_coverage"] = f"{coverage:.4f}"
             results.append({
                 "evaluation_name": target,
                 "source_data": {"dataset_name": target, "source_type": "other"},
                 "metric_config": {
-                    "evaluation_description": f"PREDICTED {target} score of {model} (Pace proxy), not a measurement",
+                    "evaluation_description": f"PREDICTED {target} score of {model} "
+                                              f"({'Pace agentic anchors' if anchors else 'Pace proxy'}), "
+                                              "not a measurement",
                     "lower_is_better": False, "score_type": "continuous", "min_score": 0.0, "max_score": 1.0,
-                    "additional_details": {PACE_KIND: "prediction", "pace_method": method, "pace_fit_id": fit_id,
-                                           "pace_coverage": f"{coverage:.4f}", "pace_restricted": str(bool(restricted)),
-                                           "pace_out_of_range": str(bool(oor))}},
+                    "additional_details": details},
                 "score_details": {"score": float(predicted), "uncertainty": uncertainty}})
         agg = {"schema_version": SCHEMA_VERSION, "evaluation_id": f"pace/prediction/{model}",
                "retrieved_timestamp": stamp,

@@ -25,6 +25,7 @@ import pyarrow as pa
 from warehouse.errors import UserError
 from warehouse.outputs import output_run, require_empty_or_ours
 from warehouse.selections import check_records
+from warehouse.storing import insert_arrow, transaction
 
 GROUP = "pace-bench"
 FIT_FILE = "pace_fit.json"
@@ -193,8 +194,7 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
                          "created_at": now, **entry})
         weight_rows += [(fit_id, "abs", target, r["benchmark"], r["subdir"], r["instance_id"], "pace-bench",
                          r["weight"], c) for r, c in zip(records, centers)]
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         con.execute("DELETE FROM proxy_weights WHERE fit_id = ?", [fit_id])
         con.execute("DELETE FROM proxy_fits WHERE fit_id = ?", [fit_id])
         for row in fit_rows:
@@ -210,17 +210,9 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
                             [(fit_id, r["benchmark"], r["subdir"], r["centre"], r["scale"], r["loading"])
                              for r in ability.get("leaves", [])])
             inst = ability.get("instances", [])
-            con.register("_ability_rows", pa.table({
+            insert_arrow(con, "proxy_ability_instances", pa.table({
                 "fit_id": [fit_id] * len(inst), "benchmark": [r[0] for r in inst], "subdir": [r[1] for r in inst],
                 "instance_id": [r[2] for r in inst], "centre": pa.array([float(r[3]) for r in inst], pa.float64())}))
-            try:
-                con.execute("INSERT INTO proxy_ability_instances SELECT * FROM _ability_rows")
-            finally:
-                con.unregister("_ability_rows")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return {"fit_id": fit_id, "targets": {t: len(r) for t, r in selection.items()}, "derived": derived,
             "notes": notes}
 

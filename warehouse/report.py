@@ -12,8 +12,8 @@ Sections:
 * per asked model: the predicted score per target with its interval, drawn on a strip of the training
   models' true scores; coverage, which proxy answered (full or restricted fit, its sources), the
   out-of-range note; and what the next plan buys (calls per benchmark against the interval half-width
-  they leave). When the plan carries agentic anchors (``Plan.anchors``, a later `pace plan --anchors`),
-  they are listed beside the sources in the same table shape;
+  they leave), and per target the agentic anchors `pace plan --anchors N_ANCHORS` lists: how many, their
+  expected cost, and the interval they start from;
 * the fit: the current fits, and the stored LOOCV runs (latest run per method and split): MAE,
   Spearman and interval coverage per target, the methods side by side with the baselines, and the
   predicted-vs-true scatter per target and split of the fit's method;
@@ -28,18 +28,17 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
-import numpy as np
 
 from warehouse.errors import UserError
-from models.default.link import logit
-from warehouse.fit import loo_interval_coverage
+from warehouse.fit import held_out_coverage, out_of_range_models
 from warehouse.report_html import MARKER, render
 
-#: a file `pace report` wrote carries this in its head, so a rerun may replace it (and nothing else)
 #: how many of the most and of the least informative selected instances are listed
 N_INSTANCES = 12
 #: interval level used for LOOCV coverage when no fit says otherwise
 DEFAULT_LEVEL = 0.8
+#: agentic anchors listed per target (`pace plan --anchors 10`: the budget bench/anchors.py measures first)
+N_ANCHORS = 10
 
 
 def _num(value) -> float | None:
@@ -91,8 +90,9 @@ def training_scores(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict]]:
 # ------------------------------------------------------------------------------------------ LOOCV
 def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
     """The latest stored Goal A LOOCV run per (method, split), with its metrics per target (MAE and
-    Spearman from ``loocv_metrics``; coverage: the share of held-out truths inside the ``level``
-    interval built from the run's other residuals, on the method's scale)."""
+    Spearman from ``loocv_metrics``; coverage: :func:`warehouse.fit.held_out_coverage`, the share of held-out
+    truths inside the ``level`` interval the method's fit would give them, its offsets from the other
+    models' residuals in the method's latest ``loo`` run: None without such a run)."""
     runs = _rows(con, """
         SELECT run_id, method, coalesce(split, 'loo') AS split, created_at, params
         FROM loocv_runs
@@ -104,28 +104,36 @@ def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
         params = json.loads(run.pop("params")) if run.get("params") else {}
         run["count"] = params.get("count")
         run["created_at"] = str(run["created_at"])
-        metrics = {r["target"]: {"mae": _num(r["mae"]), "spearman": _num(r["spearman"]), "n": r["n_models"]}
-                   for r in _rows(con, "SELECT target, mae, spearman, n_models FROM loocv_metrics WHERE run_id = ?",
-                                  [run["run_id"]])}
-        points = _rows(con, """SELECT target, model, predicted, actual FROM loocv_predictions
-                               WHERE run_id = ? AND predicted IS NOT NULL AND actual IS NOT NULL
-                               ORDER BY target, model""", [run["run_id"]])
-        coverages = []
-        for target in sorted({p["target"] for p in points}):
-            pred = np.array([p["predicted"] for p in points if p["target"] == target], float)
-            true = np.array([p["actual"] for p in points if p["target"] == target], float)
-            # the default method's intervals live on the logit scale (warehouse.fit), the others' on the score's
-            resid = logit(true, 1e-3) - logit(pred, 1e-3) if run["method"] == "default" else true - pred
-            cov = _num(loo_interval_coverage(resid, level))
-            metrics.setdefault(target, {})["coverage"] = cov
-            if cov is not None:
-                coverages.append(cov)
-        if "AVERAGE" in metrics:
-            metrics["AVERAGE"]["coverage"] = float(np.mean(coverages)) if coverages else None
-        run["metrics"] = metrics
+        run["metrics"] = {r["target"]: {"mae": _num(r["mae"]), "spearman": _num(r["spearman"]), "n": r["n_models"]}
+                          for r in _rows(con, "SELECT target, mae, spearman, n_models FROM loocv_metrics "
+                                              "WHERE run_id = ?", [run["run_id"]])}
         run["points"] = [{"target": p["target"], "model": p["model"], "predicted": float(p["predicted"]),
-                          "actual": float(p["actual"])} for p in points]
+                          "actual": float(p["actual"])}
+                         for p in _rows(con, """SELECT target, model, predicted, actual FROM loocv_predictions
+                                                WHERE run_id = ? AND predicted IS NOT NULL AND actual IS NOT NULL
+                                                ORDER BY target, model""", [run["run_id"]])]
+    for method in {r["method"] for r in runs}:
+        mine = [r for r in runs if r["method"] == method]
+        loo = next((r for r in mine if r["split"] == "loo"), None)
+        # the extrapolation residuals in the order bench/accuracy.py pools them: family, low-K, high-K
+        others = sorted((r for r in mine if r is not loo),
+                        key=lambda r: (r["split"] != "family", not r["split"].startswith("low"), r["split"]))
+        ext: dict = {}
+        for r in others:
+            for p in r["points"]:
+                ext.setdefault((p["model"], p["target"]), (p["predicted"], p["actual"]))
+        for run in mine:
+            coverage = {} if loo is None else held_out_coverage(
+                _pairs(run["points"]), _pairs(loo["points"]), ext, out_of_range_models(con, run["run_id"]), level,
+                logit_scale=method == "default")
+            for target in {p["target"] for p in run["points"]} | ({"AVERAGE"} if "AVERAGE" in run["metrics"] else set()):
+                run["metrics"].setdefault(target, {})["coverage"] = _num(coverage.get(target))
     return runs
+
+
+def _pairs(points: list[dict]) -> dict:
+    """``{(model, target): (predicted, actual)}`` of a run's points."""
+    return {(p["model"], p["target"]): (p["predicted"], p["actual"]) for p in points}
 
 
 # -------------------------------------------------------------------------------------- instances
@@ -180,23 +188,28 @@ def model_section(wh, model: str) -> dict:
         "coverage": _num(p.coverage), "n_scored": p.n_scored, "n_instances": p.n_instances, "method": p.method,
         "fit_id": p.fit_id, "restricted": p.restricted, "sources": list(p.sources), "out_of_range": p.out_of_range,
         "range_side": p.range_side, "range_reason": p.range_reason, "ability_distance": _num(p.ability_distance),
-        "loocv_mae": _num(p.loocv_mae),
+        "loocv_mae": _num(p.loocv_mae), "anchors": p.anchors, "prior": p.prior,
     } for p in report.predictions]
-    low = [p["target"] for p in section["predictions"] if (p["coverage"] or 0) < 0.9]
+    # an anchors estimate stands on the model's own target results, not on the proxy's source instances
+    low = [p["target"] for p in section["predictions"] if p["method"] != "anchors" and (p["coverage"] or 0) < 0.9]
     if low:
         section["notes"].append(f"coverage below 90% for {', '.join(low)}: a missing score counts as the training "
                                 "models' mean, so these predictions lean on the others")
-    plan = wh.plan(model)
-    anchors = getattr(plan, "anchors", None)       # agentic anchors, once `pace plan --anchors` exists
+    plan = wh.plan(model, anchors=N_ANCHORS)
     section["plan"] = {
         "instances": len(plan.rows), "calls": len(plan.calls), "targets": list(plan.targets),
         "now": {t: _num(v) for t, v in plan.interval_half_width_now.items()},
         "zero_weight_left_out": plan.zero_weight_left_out,
-        "per_benchmark": [{"benchmark": r["benchmark"], "kind": "source", "calls": r["calls"],
+        "per_benchmark": [{"benchmark": r["benchmark"], "calls": r["calls"],
                            "instances": r["instances"], "share": _num(r["share"]),
                            "half_width": {t: _num(v) for t, v in r["half_width"].items()}}
                           for r in plan.per_benchmark],
-        "anchors": None if anchors is None else [dict(a) for a in anchors],
+        "anchors_asked": N_ANCHORS,
+        "anchors": [{"target": t.target, "anchors_now": t.anchors, "prior": t.prior, "predicted": _num(t.predicted),
+                     "low": _num(t.low), "high": _num(t.high), "listed": len(t.rows),
+                     "expected_cost": _num(t.cost) if any(r.expected_cost is not None for r in t.rows) else None,
+                     "unknown_cost": sum(r.expected_cost is None for r in t.rows)} for t in plan.anchors],
+        "notes": list(plan.notes),
         "restricted": plan.restricted,
     }
     return section

@@ -262,13 +262,15 @@ def model_html(section: dict, data: dict) -> str:
     level = section.get("interval_level") or data["interval_level"]
     out = [f'<section class="model" id="model-{_e(model)}"><h2>{_e(model)}</h2>']
     preds = section["predictions"]
-    proxies = {}
+    proxies, anchored = {}, [p for p in preds if p["method"] == "anchors"]
     for p in preds:
-        proxies.setdefault((p["restricted"], p["fit_id"], p["method"], tuple(p["sources"])), []).append(p["target"])
+        if p["method"] != "anchors":
+            proxies.setdefault((p["restricted"], p["fit_id"], p["method"], tuple(p["sources"])), []).append(p["target"])
     rows = []
     for p in preds:
         rows.append([_e(p["target"]), pct(p["predicted"]), f"{pct(p['low'])}–{pct(p['high'])}",
                      f"{pct(p['coverage'], 0)}% ({p['n_scored']}/{p['n_instances']})", pct(p["loocv_mae"]),
+                     f"anchors: {p['anchors']}, {_e(p['prior'])} prior" if p["method"] == "anchors" else
                      ("restricted" if p["restricted"] else "full") + f" ({len(p['sources'])} sources)",
                      (f"yes, {_e(p['range_side'] or '')} ({_range_why(p)})" if p["out_of_range"] else "no")])
     out.append(_table(["target", "predicted (%)", f"{level:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
@@ -277,9 +279,14 @@ def model_html(section: dict, data: dict) -> str:
         out.append(f'<p class="note">{"Restricted" if restricted else "Full"} proxy for {_e(", ".join(which))}: '
                    f"{_e(method)} fit <code>{_e(fit_id)}</code> on {len(sources)} source benchmarks "
                    f"({_e(', '.join(sources))}).</p>")
+    if anchored:
+        out.append(f'<p class="note">Agentic anchors for {_e(", ".join(p["target"] for p in anchored))}: the '
+                   "anchors item model's estimate from the model's own results on that many target instances, "
+                   "starting from its prior (" + _e(", ".join(f"{p['target']} {p['prior']}" for p in anchored))
+                   + "), not a source proxy.</p>")
     for note in section["notes"]:
         out.append(f'<p class="warn">{_e(note)}</p>')
-    if section["missing_sources"]:
+    if section["missing_sources"] and proxies:
         out.append(f'<p class="note">{_e(model)} has scores for under half of the instances of '
                    f'{_e(", ".join(section["missing_sources"]))}; '
                    + ("a proxy restricted to the benchmarks it has answered "
@@ -305,30 +312,54 @@ def plan_html(plan: dict, model: str, targets: list[str]) -> str:
                    "out).</p>")
     else:
         now = ", ".join(f"{t} ±{pct(plan['now'].get(t))}" for t in plan["targets"])
-        out.append(f'<p class="note">`pace plan {_e(model)}`: {plan["calls"]} calls ({plan["instances"]} instances) '
-                   f"across {len(plan['per_benchmark'])} benchmarks. ± pp: how much wider each target's interval "
-                   f"stays while that benchmark's instances are owed (all outstanding: {_e(now)}).</p>")
-    rows = [[_e(r["benchmark"]), _e(r["kind"]), r["calls"], r["instances"], pct(r["share"], 0) + "%",
+        n_bench = len(plan["per_benchmark"])
+        out.append(f'<p class="note"><code>pace plan {_e(model)}</code>: {plan["calls"]} calls ({plan["instances"]} '
+                   f"instances) across {n_bench} benchmark{'s' if n_bench != 1 else ''}. ± pp: how much wider "
+                   "each target's interval stays while that benchmark's instances are owed "
+                   f"(all outstanding: {_e(now)}).</p>")
+    rows = [[_e(r["benchmark"]), r["calls"], r["instances"], pct(r["share"], 0) + "%",
              *[pct(r["half_width"].get(t)) for t in plan["targets"]]] for r in plan["per_benchmark"]]
-    anchors = plan.get("anchors")
-    if anchors:
-        for a in anchors:
-            hw = a.get("half_width") or {}
-            rows.append([_e(a.get("benchmark", a.get("target", "?"))), "agentic anchor", a.get("calls", "–"),
-                         a.get("instances", "–"), pct(a.get("share"), 0) + "%",
-                         *[pct(hw.get(t)) for t in plan["targets"]]])
     if rows:
-        out.append(_table(["benchmark", "kind", "calls", "instances", "share"] + [f"±pp {t}" for t in plan["targets"]],
-                          rows, left=2))
-    if anchors is None:
-        out.append('<p class="note">Agentic anchors (a few instances of the targets themselves) are not part of '
-                   "this plan: this warehouse's `pace plan` offers sources only; when it offers anchors they are "
-                   "listed here with the same columns.</p>")
+        out.append(_table(["benchmark", "calls", "instances", "share"] + [f"±pp {t}" for t in plan["targets"]], rows))
     out.append(plan_chart(plan, targets))
     if plan.get("restricted"):
         r = plan["restricted"]
         out.append(f'<p class="note">Or, without running anything: a proxy restricted to the '
                    f'{len(r["sources"])} source benchmarks it has (without {_e(", ".join(r["missing"]))}).</p>')
+    out.append(anchors_html(plan, model))
+    return "".join(out)
+
+
+def anchors_html(plan: dict, model: str) -> str:
+    """The agentic anchors `pace plan --anchors K` lists per target: what they cost against the interval
+    they start from (the anchors item model's estimate now, which their results narrow)."""
+    k = plan["anchors_asked"]
+    out = [f'<h3>Agentic anchors</h3><p class="note">Besides the sources: a few instances of the targets '
+           f"themselves, run with the OpenHands benchmarks. Per target, the {k} that "
+           f"<code>pace plan {_e(model)} --anchors {k}</code> lists (the ones that narrow the interval most per "
+           "expected dollar; their ids with <code>--json</code>), against the interval of the anchors item "
+           "model's estimate now. After importing their results (<code>pace import openhands-index</code>) "
+           "the estimate moves from its prior to them.</p>"]
+    out += [f'<p class="warn">{_e(n)}</p>' for n in plan.get("notes", [])]
+    anchors = plan.get("anchors") or []
+    if not anchors:
+        return "".join(out)
+
+    def usd(a):
+        cost = "–" if a["expected_cost"] is None else f"{a['expected_cost']:,.2f}"
+        return cost + (f" ({a['unknown_cost']} of unknown cost)" if a["unknown_cost"] and a["listed"] else "")
+
+    rows = [[_e(a["target"]), a["anchors_now"], _e(a["prior"]), pct(a["predicted"]),
+             f"{pct(a['low'])}–{pct(a['high'])}",
+             "–" if a["low"] is None or a["high"] is None else f"{100 * (a['high'] - a['low']):.1f}",
+             a["listed"], usd(a)] for a in anchors]
+    known = [a["expected_cost"] for a in anchors if a["expected_cost"] is not None]
+    rows.append(["all targets", sum(a["anchors_now"] for a in anchors), "", "", "", "",
+                 sum(a["listed"] for a in anchors), f"{sum(known):,.2f}" if known else "–"])
+    out.append(_table(["target", "anchors run", "prior", "estimate now (%)", "interval now (%)", "width (pp)",
+                       "anchors listed", "expected USD"], rows, attrs=' class="anchors"',
+                      row_class=lambda i, n=len(rows): "avg" if i == n - 1 else "",
+                      row_target=lambda i: anchors[i]["target"] if i < len(anchors) else None))
     return "".join(out)
 
 
@@ -344,15 +375,20 @@ def fit_html(data: dict) -> str:
     runs = data["loocv"]
     if not runs:
         out.append('<p class="warn">No LOOCV run is stored in this warehouse, so there is no held-out error to '
-                   "show beyond the fit's own leave-one-out MAE above. Run `pace loocv abs` (and `--method mean`, "
-                   "`random-c`, `bench-ridge` for the baselines, `--split family|low-3|high-3` for extrapolation) "
+                   "show beyond the fit's own leave-one-out MAE above. Run <code>pace loocv abs</code> (and "
+                   "<code>--method mean</code>, <code>random-c</code>, <code>bench-ridge</code> for the baselines, "
+                   "<code>--split family|low-3|high-3</code> for extrapolation) "
                    "and build the report again.</p></section>")
         return "".join(out)
     level = data["interval_level"]
     out.append(f'<h3>Methods side by side (average over targets)</h3><p class="note">Latest stored run per method '
-               f"and split: MAE (pp) / Spearman / coverage of a {level:.0%} interval built from the run's other "
-               f"held-out residuals (%). Baselines: {', '.join(BASELINES)}.</p>")
+               f"and split: MAE (pp) / Spearman / coverage (%): the share of held-out truths inside the {level:.0%} "
+               "interval the method's fit would give them, its offsets taken from the other models' residuals in "
+               "the method's latest loo run (– without one). On loo the interval is built from the very residuals "
+               f"it is judged on, so it holds near {level:.0%} by construction; the other splits test it on models "
+               f"held out with their family or at an end of the ability range. Baselines: {', '.join(BASELINES)}.</p>")
     splits = sorted({r["split"] for r in runs}, key=lambda s: (s != "loo", s))
+    shown_runs = sorted(runs, key=lambda r: splits.index(r["split"]))      # loo first, as in the table
     methods = sorted({r["method"] for r in runs}, key=lambda m: (m in BASELINES, m != "default", m))
     cell = {(r["method"], r["split"]): r["metrics"].get("AVERAGE", {}) for r in runs}
     rows = []
@@ -367,7 +403,7 @@ def fit_html(data: dict) -> str:
     fit_method = data["fits"][0]["method"] if data["fits"] else None
     shown = fit_method if any(r["method"] == fit_method for r in runs) else runs[0]["method"]
     out.append(f"<h3>{_e(shown)}: per target</h3>")
-    for run in [r for r in runs if r["method"] == shown]:
+    for run in [r for r in shown_runs if r["method"] == shown]:
         items = sorted(run["metrics"].items(), key=lambda kv: (kv[0] == "AVERAGE", kv[0]))
         rows = [[_e(t), m.get("n") or "", pct(m.get("mae"), 2), fmt(m.get("spearman")), pct(m.get("coverage"), 0)]
                 for t, m in items]
@@ -376,7 +412,7 @@ def fit_html(data: dict) -> str:
                           row_class=lambda k, n=len(rows): "avg" if k == n - 1 else "",
                           row_target=lambda k, items=items: items[k][0] if items[k][0] != "AVERAGE" else None))
     out.append(f'<h3>Predicted against true, held out ({_e(shown)})</h3><div class="scatters">')
-    for run in [r for r in runs if r["method"] == shown]:
+    for run in [r for r in shown_runs if r["method"] == shown]:
         for t in sorted({p["target"] for p in run["points"]}):
             out.append(scatter_chart(run, t, _colour(targets, t)))
     out.append("</div></section>")
@@ -413,8 +449,8 @@ def render(data: dict) -> str:
     nav = "".join(f'<a href="#model-{_e(s["model"])}">{_e(s["model"])}</a>' for s in data["models"])
     blob = json.dumps(data, default=str, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e") \
         .replace("&", "\\u0026")
-    synthetic = ('<p class="synthetic">SYNTHETIC data: these scores were made up by `pace demo-data`; they are '
-                 "not real results.</p>" if data["synthetic"] else "")
+    synthetic = ('<p class="synthetic">SYNTHETIC data: these scores were made up by <code>pace demo-data</code>; '
+                 "they are not real results.</p>" if data["synthetic"] else "")
     body = "".join(model_html(s, data) for s in data["models"])
     if not data["models"]:
         body = ('<p class="note">No model asked: pass <code>--model NAME</code> (repeatable) to add a prediction '

@@ -130,25 +130,27 @@ def _nexta(ref, ans):
     return opt is not None and after is not None and after + 1 == opt
 
 
-def _reach(ref, ans):
+def _reach_answer(ref, ans):
+    """The answer (a fact or action) and the verdict when no search is needed, else None: with no
+    known unreachable ones only "none" is right; no answer or "none" is wrong; a known one is right."""
     got = single(ans)
     known = {norm(x) for x in ref["answer"]}
     if not known:
-        return got == "none"
+        return got, got == "none"
     if got is None or got == "none":
-        return False
-    return got in known or _unreachable(ref, frozenset([got]))
+        return got, False
+    return got, True if got in known else None
+
+
+def _reach(ref, ans):
+    got, verdict = _reach_answer(ref, ans)
+    return verdict if verdict is not None else _unreachable(ref, frozenset([got]))
 
 
 def _areach(ref, ans):
-    got = single(ans)
-    known = {norm(x) for x in ref["answer"]}
-    if not known:
-        return got == "none"
-    if got is None or got == "none":
-        return False
-    if got in known:
-        return True
+    got, verdict = _reach_answer(ref, ans)
+    if verdict is not None:
+        return verdict
     op = _task(ref).by_name.get(got)
     if op is None:
         return False                     # not an action of the task (or pruned as unreachable by the grounder)

@@ -37,45 +37,30 @@ def _less(a, b):
     return a < b or (b != b and a == a)
 
 
+def _sift_down(a, vals, i, end):
+    """Sift the 1-based heap entry at ``i`` down within ``a[1..end]`` (numpy's classic aheapsort step)."""
+    tmp = a[i]
+    j = i << 1
+    while j <= end:
+        if j < end and _less(vals[a[j]], vals[a[j + 1]]):
+            j += 1
+        if _less(vals[tmp], vals[a[j]]):
+            a[i] = a[j]
+            i = j
+            j += j
+        else:
+            break
+    a[i] = tmp
+
+
 def _heapsort(v, idx, pl, n):
     a = idx[pl:pl + n].tolist()
     a.insert(0, None)  # 1-based
-    vals = v
-
-    def key(i):
-        return vals[a[i]]
-
-    l = n >> 1
-    while l > 0:
-        tmp = a[l]
-        i, j = l, l << 1
-        while j <= n:
-            if j < n and _less(key(j), key(j + 1)):
-                j += 1
-            if _less(vals[tmp], key(j)):
-                a[i] = a[j]
-                i = j
-                j += j
-            else:
-                break
-        a[i] = tmp
-        l -= 1
-    m = n
-    while m > 1:
-        tmp = a[m]
-        a[m] = a[1]
-        m -= 1
-        i, j = 1, 2
-        while j <= m:
-            if j < m and _less(key(j), key(j + 1)):
-                j += 1
-            if _less(vals[tmp], key(j)):
-                a[i] = a[j]
-                i = j
-                j += j
-            else:
-                break
-        a[i] = tmp
+    for start in range(n >> 1, 0, -1):          # build the heap
+        _sift_down(a, v, start, n)
+    for m in range(n, 1, -1):                   # move the largest behind the heap, restore it
+        a[m], a[1] = a[1], a[m]
+        _sift_down(a, v, 1, m - 1)
     idx[pl:pl + n] = a[1:]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,33 @@ def test_round_trip_gives_the_same_rows_and_never_imports_predictions(source, tm
     assert _rows(db) == original
     again = run_pace("import", "eee", out, "--db", db, "--json")
     assert json.loads(again.stdout)["files_new"] == 0 and json.loads(again.stdout)["files_changed"] == 0
+
+
+def test_a_model_known_by_its_metadata_alone_is_exported_as_an_anchors_prediction(source, tmp_path):
+    """Its prediction (method anchors, from the population prior) has no source coverage: the export once
+    stopped on it (TypeError formatting a NULL coverage), as on any warehouse with such an index model."""
+    db = tmp_path / "pace.duckdb"
+    shutil.copy(source, db)
+    with Warehouse(db).connect(write=True) as con:
+        con.execute("""INSERT INTO model_metadata (model, index_model, agent, source, release_date, output_price,
+                                                   source_ref, recorded_at)
+                       VALUES ('Newcomer-1', 'newcomer-1', 'openhands', 'openhands-index', DATE '2026-10-01', 3.0,
+                               'synthetic', now())""")
+        served = con.execute("SELECT method, coverage FROM predictions WHERE model = 'Newcomer-1'").fetchall()
+    assert served and all(m == "anchors" and c is None for m, c in served)
+    out = tmp_path / "eee"
+    result = run_pace("export", out, "--format", "eee", "--db", db)
+    assert result.exit_code == 0, result
+    [agg] = [json.loads(p.read_text()) for p in (out / "predictions").rglob("*.json")
+             if json.loads(p.read_text())["model_info"]["name"] == "Newcomer-1"]
+    assert len(agg["evaluation_results"]) == len(served)
+    for r in agg["evaluation_results"]:
+        details = r["metric_config"]["additional_details"]
+        assert details["pace_method"] == "anchors" and "pace_coverage" not in details
+        assert "anchors" in r["score_details"]["uncertainty"]["confidence_interval"]["method"]
+    others = [json.loads(p.read_text()) for p in (out / "predictions").rglob("*.json")]
+    assert all("pace_coverage" in r["metric_config"]["additional_details"] for a in others
+               if a["model_info"]["name"] != "Newcomer-1" for r in a["evaluation_results"])
 
 
 def test_export_keeps_its_guarantees(source, tmp_path):

@@ -180,3 +180,14 @@ def test_key_is_unique_per_model_leaf_instance(tmp_path, small_tree):
     dupes = con.execute("""SELECT count(*) FROM (SELECT model, benchmark, subdir, instance_id FROM scores
                            GROUP BY ALL HAVING count(*) > 1)""").fetchone()[0]
     assert dupes == 0
+
+
+def test_a_file_of_another_version_gets_no_alias_hint(tmp_path, small_tree):
+    """GLM-5.1's agentic runs are not GLM-5's: a name with other version numbers is another model, so
+    the unknown-model anomaly offers no alias to merge them (a prefix and a close spelling both would)."""
+    (small_tree / "gaia" / "M2.csv").rename(small_tree / "gaia" / "M2.1.csv")
+    con, lake = _open(tmp_path)
+    report = ingest_tree(con, small_tree, lake)
+    unknown = [a for a in report.anomalies if a.kind == "unknown_model"]
+    assert len(unknown) == 1 and "M2.1" in unknown[0].message
+    assert "pace alias add" not in unknown[0].message

@@ -50,3 +50,22 @@ def test_introsort_is_a_sort_and_tail_consistent():
     assert np.all(np.diff(v[o]) >= 0) and sorted(o.tolist()) == list(range(v.size))
     np.testing.assert_array_equal(introsort_argsort_tail(v, 123), o[-123:])
     np.testing.assert_array_equal(top_desc(v, 50), o[::-1][:50])
+
+
+def test_the_heapsort_fallback_sorts_only_its_segment():
+    """The depth-limit fallback (reached only on adversarial inputs, so the comparisons above rarely
+    meet it): the segment comes out ascending with NaN last, a permutation of what was there, and
+    nothing outside it moves."""
+    from models.common.introsort import _heapsort
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 40, 257):
+        v = rng.integers(0, 6, n + 9).astype(np.float64)
+        v[rng.random(n + 9) < 0.15] = np.nan
+        idx = rng.permutation(n + 9)
+        before = idx.copy()
+        _heapsort(v, idx, 4, n)
+        seg = v[idx[4:4 + n]]
+        finite = seg[~np.isnan(seg)]
+        assert np.all(np.diff(finite) >= 0) and not np.isnan(seg[:finite.size]).any()
+        assert sorted(idx[4:4 + n]) == sorted(before[4:4 + n])
+        assert np.array_equal(idx[:4], before[:4]) and np.array_equal(idx[4 + n:], before[4 + n:])

@@ -195,3 +195,13 @@ def test_interval_offsets_and_their_leave_one_out_coverage():
         hits.append(lo <= s[13] <= hi)
     assert np.mean(hits) >= 0.8 - 0.02
     assert np.isnan(loo_interval_coverage(np.array([0.1, np.nan]), 0.8))
+
+
+def test_the_untrained_note_names_the_targets_each_model_lacks():
+    """A model lacking only commit0 is not a model with 'no target score': the note says which targets."""
+    from warehouse.fit import _merge_untrained
+    lines = _merge_untrained(["gaia: no target value for A (not trained on)",
+                              "commit0: no target value for A, C, D (not trained on)", "a warning"])
+    assert lines[0] == "a warning"
+    assert lines[1].startswith("1 models have no score on commit0, gaia (") and lines[1].endswith(": A")
+    assert lines[2].startswith("2 models have no score on commit0 (") and lines[2].endswith(": C, D")

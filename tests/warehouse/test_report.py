@@ -6,13 +6,15 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.browser import chromium_page, skip_reason
 from tests.conftest import REPO
 from tests.helpers import run_pace, synthetic_warehouse
 from warehouse import Warehouse
-from warehouse.report import MARKER
+from warehouse.fit import held_out_coverage, interval_offsets, loo_interval_coverage
+from warehouse.report import MARKER, N_ANCHORS
 from warehouse.report_html import render
 
 SOURCES = "planbench,lifbench,ifeval"
@@ -23,12 +25,14 @@ SCREENSHOT = REPO / "out" / "report.png"
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    """A small SYNTHETIC warehouse: an abs fit without HELD_OUT, and two LOOCV runs (default, mean)."""
+    """A small SYNTHETIC warehouse: an abs fit without HELD_OUT, and three LOOCV runs (default loo, mean loo
+    and low-2)."""
     db, summary = synthetic_warehouse(tmp_path_factory.mktemp("report"), n_models=7, seed=5, scale=0.06)
     wh = Warehouse(db)
     wh.fit(task="abs", sources=SOURCES, count=12, exclude=HELD_OUT)
     wh.loocv("abs", sources=SOURCES, count=12)
     wh.loocv("abs", method="mean")
+    wh.loocv("abs", method="mean", split="low-2")
     return db, summary
 
 
@@ -47,6 +51,8 @@ def test_report_is_self_contained_and_holds_what_the_views_hold(fitted, tmp_path
     # nothing to fetch when viewed: no external script, style, image or font
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html)
     assert "@import" not in html and "url(" not in html
+    # the page's words are HTML, not Markdown: a command is <code>, never a literal `backtick`
+    assert "`" not in re.sub(r"<script.*?</script>", "", html, flags=re.S)
     data = _data(html)
     trained = Warehouse(db).sql("SELECT target, len(trained_on) AS n FROM current_fits WHERE task = 'abs'",
                                 output="tuples")[1]
@@ -54,11 +60,59 @@ def test_report_is_self_contained_and_holds_what_the_views_hold(fitted, tmp_path
     assert [s["model"] for s in data["models"]] == [HELD_OUT]
     assert {r["method"] for r in data["loocv"]} == {"default", "mean"}
     mae = Warehouse(db).sql("SELECT m.mae FROM loocv_metrics m JOIN loocv_runs r USING (run_id) "
-                            "WHERE r.method = 'mean' AND m.target = 'AVERAGE'", output="tuples")[1][0][0]
-    assert [r["metrics"]["AVERAGE"]["mae"] for r in data["loocv"] if r["method"] == "mean"] == [pytest.approx(mae)]
+                            "WHERE r.method = 'mean' AND r.split = 'loo' AND m.target = 'AVERAGE'",
+                            output="tuples")[1][0][0]
+    assert [r["metrics"]["AVERAGE"]["mae"] for r in data["loocv"]
+            if (r["method"], r["split"]) == ("mean", "loo")] == [pytest.approx(mae)]
+    # HELD_OUT has agentic results of its own: an anchors estimate is labelled as one, never as a source proxy
+    anchored = [p for p in data["models"][0]["predictions"] if p["method"] == "anchors"]
+    assert anchored and all(p["anchors"] > 0 for p in anchored)
+    for p in anchored:
+        assert f"<td>anchors: {p['anchors']}, {p['prior']} prior</td>" in html
+    assert not re.search(r"(Full|Restricted) proxy for [^<]*(" + "|".join(p["target"] for p in anchored) + ")", html)
+    # the agentic anchors `pace plan --anchors 10` lists: one row per target of the current anchor fits
+    plan = data["models"][0]["plan"]
+    anchor_targets = sorted(r[0] for r in Warehouse(db).sql("SELECT DISTINCT target FROM current_anchor_fits",
+                                                             output="tuples")[1])
+    assert anchor_targets and [a["target"] for a in plan["anchors"]] == anchor_targets
+    listed = {t.target: len(t.rows) for t in Warehouse(db).plan(HELD_OUT, anchors=N_ANCHORS).anchors}
+    assert {a["target"]: a["listed"] for a in plan["anchors"]} == listed and sum(listed.values()) > 0
+    assert f"--anchors {N_ANCHORS}</code>" in html
     inst = data["instances"]
     assert inst["most"][0]["informativeness"] >= inst["most"][-1]["informativeness"] >= \
         inst["least"][-1]["informativeness"] >= inst["least"][0]["informativeness"]
+
+
+def test_held_out_coverage_judges_the_predictions_not_only_their_count():
+    """A run is judged by the interval the loo residuals give: predictions all 30 pp off fall outside it.
+    (Judging a run by its own residuals, as the report once did, gives 12 of 14 for both runs: a shift of
+    every residual keeps their order.)"""
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(0.2, 0.8, 14)
+    loo = {(f"m{i}", "gaia"): (truth[i] + rng.normal(0, 0.03), truth[i]) for i in range(14)}
+    exact = held_out_coverage(loo, loo, {}, set(), 0.8, logit_scale=False)
+    off = {k: (p + 0.3, a) for k, (p, a) in loo.items()}
+    shifted = held_out_coverage(off, loo, {}, set(), 0.8, logit_scale=False)
+    assert exact["gaia"] == pytest.approx(12 / 14) and shifted["gaia"] == 0.0
+    own = [a - p for p, a in off.values()]
+    assert loo_interval_coverage(np.array(own), 0.8) == pytest.approx(12 / 14)   # what the old figure showed
+
+
+def test_report_coverage_of_a_split_uses_the_loo_intervals(fitted, tmp_path):
+    """The low-2 run's coverage is the share of its held-out truths inside prediction + the offsets of the
+    other models' residuals in the mean method's loo run, recomputed here from the stored rows."""
+    db, _ = fitted
+    data = Warehouse(db).report(tmp_path / "r.html", [HELD_OUT])
+    runs = {(r["method"], r["split"]): r for r in data["loocv"]}
+    loo, low = runs[("mean", "loo")]["points"], runs[("mean", "low-2")]["points"]
+    for target in sorted({p["target"] for p in low}):
+        inside = []
+        for p in (p for p in low if p["target"] == target):
+            pool = np.array([q["actual"] - q["predicted"] for q in loo if q["target"] == target
+                             and q["model"] != p["model"]])
+            lo, hi = interval_offsets(pool, data["interval_level"])
+            inside.append(lo <= p["actual"] - p["predicted"] <= hi)
+        assert runs[("mean", "low-2")]["metrics"][target]["coverage"] == pytest.approx(np.mean(inside))
 
 
 def test_report_refuses_what_it_did_not_write_and_bad_models(fitted, tmp_path):
@@ -87,6 +141,13 @@ def test_no_fit_and_no_loocv_runs_are_said(tmp_path):
     Warehouse(db).fit(task="abs", sources="planbench,ifeval", count=8, intervals=False)
     assert run_pace("report", tmp_path / "r.html", "--db", db).exit_code == 0
     assert "No LOOCV run is stored in this warehouse" in (tmp_path / "r.html").read_text()
+    # a split run without its method's loo run: no interval to judge it by, so no coverage figure
+    Warehouse(db).loocv("abs", method="mean", split="low-2")
+    data = Warehouse(db).report(tmp_path / "r.html", [])
+    [run] = data["loocv"]
+    assert run["split"] == "low-2" and run["metrics"]["AVERAGE"]["mae"] is not None
+    assert {t: m["coverage"] for t, m in run["metrics"].items()} == dict.fromkeys(run["metrics"])
+    assert re.search(r"<td>[0-9.]+ / [-0-9.–]+ / –</td>", (tmp_path / "r.html").read_text())
 
 
 def test_hostile_names_are_escaped(fitted, tmp_path):
@@ -131,6 +192,7 @@ def test_report_in_headless_chromium(fitted, tmp_path):
         steps = len([r for r in data["models"][0]["plan"]["per_benchmark"] if r["calls"]])
         assert page.locator(".plan-step").count() == steps * len(owed)
         assert page.locator('table[data-list="most"] tbody tr').count() == len(data["instances"]["most"])
+        assert page.locator("table.anchors tbody tr").count() == len(data["models"][0]["plan"]["anchors"]) + 1
         # hover: the tooltip names the model and its numbers (the SVG <title> became the script's tip)
         page.locator(f'svg[data-chart="strip"][data-target="{targets[0]}"] .pred-mark').hover()
         tip = page.locator("#tip")
