@@ -11,6 +11,9 @@
 --         predicted = expit((1 - w) * z_pace + w * (struct_intercept + struct_slope * theta))
 --         interval  = expit(z + [resid_lo, resid_hi]) inside the range; outside it (d > 0)
 --                     expit(min(z + oor_lo, floor_intercept + floor_slope * theta)) .. expit(z + oor_hi)
+--   out of range (fit_predictions): theta below range_lo / above range_hi (the training models' second-lowest /
+--         second-highest ability: one odd model cannot stretch the range), or a release date before
+--         released_lo / after released_hi (model_release); the bound on that side then widens to 1 % / 100 %
 --   pair: margin(a, b) = sum weight * (score_a - score_b); p_win = 1 / (1 + exp(-(cal_a * margin + cal_b)))
 -- A missing score counts as the instance's center (the training models' mean), never as 0.
 CREATE TABLE IF NOT EXISTS proxy_fits (
@@ -48,6 +51,10 @@ CREATE TABLE IF NOT EXISTS proxy_fits (
     restricted_for  VARCHAR,                      -- NULL, or the model a restricted fit was made for
     loocv_mae       DOUBLE,                       -- held-out MAE of this proxy on its training models
     restricted_from VARCHAR,                      -- the current fit (fit_id) a restricted fit stands in for
+    range_lo        DOUBLE,                       -- the out-of-range check's ability range: the training models'
+    range_hi        DOUBLE,                       -- second-lowest and second-highest abilities (NULL: ability_lo/hi)
+    released_lo     DATE,                         -- the training models' earliest and latest release dates
+    released_hi     DATE,                         -- (model_release; NULL when none is known)
     PRIMARY KEY (fit_id, task, target)
 );
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS link VARCHAR DEFAULT 'identity';
@@ -66,3 +73,7 @@ ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS sources VARCHAR[];
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS restricted_for VARCHAR;
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS loocv_mae DOUBLE;
 ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS restricted_from VARCHAR;
+ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS range_lo DOUBLE;
+ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS range_hi DOUBLE;
+ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS released_lo DATE;
+ALTER TABLE proxy_fits ADD COLUMN IF NOT EXISTS released_hi DATE;

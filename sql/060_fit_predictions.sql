@@ -8,9 +8,17 @@
 --   training mean (center). low/high: the held-out-residual interval, within [0, 1].
 --   link 'logit' fits (method default) add the source-ability part (proxy_fits explains the formula):
 --   ability is the model's ability on the fit's scale, ability_distance how far outside the training
---   models' range it lies (in their standard deviations), range_side 'below' / 'above' / NULL and
---   out_of_range = range_side IS NOT NULL (the interval then comes from extrapolation residuals and
---   reaches down to the floor reading).
+--   models' [min, max] it lies (in their standard deviations; there the gate leans on the ability link and
+--   the interval comes from extrapolation residuals, down to the floor link's reading).
+--   range_side   'below' / 'above' / NULL: the out-of-range verdict on a model the fit was not trained on, the
+--                ability check (outside the training models' second-lowest .. second-highest ability,
+--                range_lo / range_hi: one odd model cannot stretch it) or else the era check (release date,
+--                model_release, before / after every training model's, released_lo / released_hi; no
+--                verdict when either is unknown)
+--   range_reason 'ability' | 'release date' | NULL: which check gave the verdict
+--   out_of_range = range_side IS NOT NULL. A flagged model's bound on that side is what the data cannot rule
+--                out: low = least(low, 0.01) (the floor reading, 1 %) below, high = 1.0 above.
+--   residual_low, residual_high  the interval before that widening (what the residuals give)
 --   restricted   the row comes from a restricted fit (else from the current fit)
 --   created_at   when that fit was made
 CREATE OR REPLACE VIEW fit_predictions AS
@@ -108,39 +116,60 @@ placed AS (
            CASE WHEN f.link = 'logit' THEN ability_distance(a.ability, f.ability_lo, f.ability_hi, f.ability_sd)
                 ELSE 0 END AS ability_distance,
            -- 1e-9: a training model at the edge of the range is inside it despite rounding
-           CASE WHEN f.link = 'logit' AND a.ability < f.ability_lo - 1e-9 * f.ability_sd THEN 'below'
-                WHEN f.link = 'logit' AND a.ability > f.ability_hi + 1e-9 * f.ability_sd THEN 'above'
-                END AS range_side,
+           f.link = 'logit' AND (a.ability < f.ability_lo - 1e-9 * f.ability_sd
+                                 OR a.ability > f.ability_hi + 1e-9 * f.ability_sd) AS extrapolating,
+           -- a model the fit was trained on sets the range: never outside it (its prediction is in-sample)
+           CASE WHEN list_contains(f.trained_on, l.model) OR f.link <> 'logit' THEN NULL
+                WHEN a.ability < coalesce(f.range_lo, f.ability_lo) - 1e-9 * f.ability_sd THEN 'below'
+                WHEN a.ability > coalesce(f.range_hi, f.ability_hi) + 1e-9 * f.ability_sd THEN 'above'
+                END AS ability_side,
+           CASE WHEN list_contains(f.trained_on, l.model) THEN NULL
+                WHEN r.release_date < f.released_lo THEN 'below'
+                WHEN r.release_date > f.released_hi THEN 'above' END AS era_side,
            f.resid_lo, f.resid_hi, f.oor_lo, f.oor_hi, f.struct_intercept, f.struct_slope,
            f.floor_intercept, f.floor_slope, f.gate_base, f.gate_width
     FROM linear AS l
     JOIN fits AS f ON f.fit_id = l.fit_id AND f.target = l.target
     LEFT JOIN abilities AS a ON a.model = l.model AND a.fit_id = l.fit_id
+    LEFT JOIN model_release AS r ON r.model = l.model
+),
+judged AS (
+    SELECT *, coalesce(ability_side, era_side) AS range_side,
+           CASE WHEN ability_side IS NOT NULL THEN 'ability'
+                WHEN era_side IS NOT NULL THEN 'release date' END AS range_reason
+    FROM placed
 ),
 combined AS (
     SELECT *,
            CASE WHEN link <> 'logit' THEN linear_part
                 ELSE gated_logit(linear_part, struct_intercept + struct_slope * ability,
                                  ability_gate(ability_distance, gate_base, gate_width)) END AS z
-    FROM placed
+    FROM judged
+),
+residual_intervals AS (   -- the interval the residuals give (extrapolation residuals outside [min, max])
+    SELECT *,
+           CASE WHEN link <> 'logit' THEN least(greatest(z + resid_lo, 0.0), 1.0)
+                WHEN extrapolating
+                THEN pace_expit(least(z + oor_lo, floor_intercept + floor_slope * ability))
+                ELSE pace_expit(z + resid_lo) END AS residual_low,
+           CASE WHEN link <> 'logit' THEN greatest(least(z + resid_hi, 1.0), 0.0)
+                WHEN extrapolating THEN pace_expit(z + oor_hi)
+                ELSE pace_expit(z + resid_hi) END AS residual_high
+    FROM combined
 ),
 scored AS (
     SELECT model, target, fit_id, method, interval_level, n_scored, n_instances, restricted_for, sources,
-           ability, ability_distance, range_side, created_at,
+           ability, ability_distance, range_side, range_reason, created_at, residual_low, residual_high,
            CASE WHEN link = 'logit' THEN pace_expit(z) ELSE z END AS predicted,
-           CASE WHEN link <> 'logit' THEN least(greatest(z + resid_lo, 0.0), 1.0)
-                WHEN range_side IS NOT NULL
-                THEN pace_expit(least(z + oor_lo, floor_intercept + floor_slope * ability))
-                ELSE pace_expit(z + resid_lo) END AS low,
-           CASE WHEN link <> 'logit' THEN greatest(least(z + resid_hi, 1.0), 0.0)
-                WHEN range_side IS NOT NULL THEN pace_expit(z + oor_hi)
-                ELSE pace_expit(z + resid_hi) END AS high
-    FROM combined
+           -- out of range: the flagged side reaches what the data cannot rule out (0.01: the floor reading)
+           CASE WHEN range_side = 'below' THEN least(residual_low, 0.01) ELSE residual_low END AS low,
+           CASE WHEN range_side = 'above' THEN 1.0 ELSE residual_high END AS high
+    FROM residual_intervals
 )
 SELECT model, target, predicted, low, high,
        n_scored / n_instances                    AS coverage,
        n_scored, n_instances, interval_level, method, fit_id,
-       ability, ability_distance, range_side IS NOT NULL AS out_of_range, range_side, sources,
+       ability, ability_distance, range_side IS NOT NULL AS out_of_range, range_side, range_reason, sources,
        restricted_for IS NOT NULL                AS restricted,
-       created_at
+       created_at, residual_low, residual_high
 FROM scored;

@@ -11,6 +11,6 @@ WITH ranked AS (
     FROM fit_predictions
 )
 SELECT model, target, predicted, low, high, coverage, n_scored, n_instances, interval_level, method, fit_id,
-       ability, ability_distance, out_of_range, range_side, sources, restricted
+       ability, ability_distance, out_of_range, range_side, range_reason, sources, restricted
 FROM ranked
 WHERE preference = 1;

@@ -1,7 +1,9 @@
 -- Per model the item models were not trained on (a new model: rows or metadata only) and target of the
 -- current anchor fits, its ability prior: from its metadata (anchor_priors) if it has any; else from the
 -- sources' prediction (source_predictions, when it has source rows), whose median full mean is that
--- prediction: centre = curve^-1(predicted), sd = (curve^-1(high) - curve^-1(low)) / (2 z_level), with the
+-- prediction: centre = curve^-1(predicted), sd = (curve^-1(high) - curve^-1(low)) / (2 z_level) (the interval
+-- as served: for a model out of range it reaches 1 % or 100 %, so the prior is as wide as what the sources
+-- cannot rule out, and the anchors, not a narrow sources prior, place the model), with the
 -- curve of anchor_curve made non-decreasing and inverted by linear interpolation (clamped to the grid);
 -- else the training population's N(0, 1). A Student-t with anchor_fits.dof degrees of freedom throughout.
 --   prior_kind  metadata | sources | population

@@ -13,7 +13,8 @@ WITH both_estimates AS (     -- each view read once (Spark inlines every read of
     SELECT coalesce(s.model, e.model) AS model, coalesce(s.target, e.target) AS target,
            e.model IS NOT NULL AND (e.anchors > 0 OR coalesce(s.n_scored, 0) = 0) AS anchored,
            s.predicted, s.low, s.high, s.coverage, s.n_scored, s.n_instances, s.interval_level, s.method,
-           s.fit_id, s.ability, s.ability_distance, s.out_of_range, s.range_side, s.sources, s.restricted,
+           s.fit_id, s.ability, s.ability_distance, s.out_of_range, s.range_side, s.range_reason, s.sources,
+           s.restricted,
            e.predicted AS a_predicted, e.low AS a_low, e.high AS a_high, e.level AS a_level, e.fit_id AS a_fit_id,
            e.anchors, e.prior_kind
     FROM source_predictions AS s
@@ -29,7 +30,7 @@ SELECT model, target,
        CASE WHEN anchored THEN a_level ELSE interval_level END          AS interval_level,
        CASE WHEN anchored THEN 'anchors' ELSE method END                AS method,
        CASE WHEN anchored THEN a_fit_id ELSE fit_id END                 AS fit_id,
-       ability, ability_distance, coalesce(out_of_range, false)        AS out_of_range, range_side,
+       ability, ability_distance, coalesce(out_of_range, false)        AS out_of_range, range_side, range_reason,
        CASE WHEN anchored AND coalesce(n_scored, 0) = 0 THEN NULL ELSE sources END     AS sources,
        coalesce(restricted, false)                                      AS restricted,
        CASE WHEN anchored THEN anchors ELSE 0 END                       AS anchors,

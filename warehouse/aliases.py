@@ -104,6 +104,10 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
         con.execute("UPDATE scores_displaced SET model = ? WHERE model = ?", [plan.model, plan.alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [plan.model, plan.alias])
         rename_model(con, plan.alias, plan.model)
+        # metadata a user set follows the rows; where both names have some, the model's own stays
+        con.execute("""DELETE FROM model_metadata_set WHERE model = ? AND EXISTS (
+                           SELECT 1 FROM model_metadata_set WHERE model = ?)""", [plan.alias, plan.model])
+        con.execute("UPDATE model_metadata_set SET model = ? WHERE model = ?", [plan.model, plan.alias])
         # two sources may now share a (model, benchmark) cell: the rule settles it
         plan.benchmarks = sorted(set(plan.benchmarks) | preference.refresh(con))
         mark_pending(con, plan.benchmarks)

@@ -21,7 +21,8 @@ import pyarrow as pa
 from models.anchors.features import FEATURES, metadata_features
 from models.anchors.grid import Grid
 from models.anchors.items import ItemParams
-from models.anchors.target import DOF, KS, Prior, TargetModel, fit_target, metadata_prior
+from models.anchors.target import (DOF, KS, Prior, TargetModel, anchors_to_reach, expected_widths, fit_target,
+                                   metadata_prior)
 from models.anchors.target import plan as plan_target
 from warehouse.storing import insert_arrow
 
@@ -161,7 +162,11 @@ class AnchorPlanRow:
 
 @dataclass
 class TargetAnchors:
-    """Per target: the model's current estimate (shares), its anchors so far, the prior used, and the plan."""
+    """Per target: the model's current estimate (shares), its anchors so far, the prior used, and the plan;
+    ``width_now`` the width of the interval ``predictions`` serves now (the sources' or the anchors'),
+    ``widths`` the width expected after the first k planned anchors (k = 0, 1, ...: ``expected_widths``),
+    ``needed`` with a target width the anchors that reach it (0: reached now; None: not with the instances
+    left), ``available`` the target's instances the model has not run."""
     target: str
     predicted: float | None
     low: float | None
@@ -169,10 +174,21 @@ class TargetAnchors:
     anchors: int
     prior: str
     rows: list[AnchorPlanRow]
+    width_now: float | None = None
+    widths: list[float] = field(default_factory=list)
+    needed: int | None = None
+    available: int = 0
 
     @property
     def cost(self) -> float:
         return float(sum(r.expected_cost or 0.0 for r in self.rows))
+
+    @property
+    def expected_width(self) -> float | None:
+        """The width expected once the listed anchors are run (about: the path of the planned order)."""
+        if not self.widths:
+            return None
+        return self.widths[min(len(self.rows), len(self.widths) - 1)] if self.rows else self.width_now
 
 
 def stored_target(con: duckdb.DuckDBPyConnection, fit_id: str, target: str):
@@ -193,27 +209,46 @@ def stored_target(con: duckdb.DuckDBPyConnection, fit_id: str, target: str):
     return model, [(r[0], r[1]) for r in items]
 
 
-def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int) -> list[TargetAnchors]:
+def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int,
+                 target_width: float | None = None) -> list[TargetAnchors]:
     """Per target of the current anchor fits, the ``count`` instances ``model`` should run next (adaptive:
-    given the anchors it already has), with their expected costs (``anchor_costs``)."""
+    given the anchors it already has), with their expected costs (``anchor_costs``) and the interval width
+    expected after them. ``target_width`` (shares): list per target only as many as bring its interval to
+    at most that (none when the interval served now already is; ``needed`` says how many would, which may
+    exceed ``count``, or None when every instance left would not)."""
     out = []
     state = con.execute("""
-        SELECT e.target, e.fit_id, e.predicted, e.low, e.high, e.anchors, e.prior_kind, e.prior_mean, e.prior_sd
-        FROM anchor_estimates AS e WHERE e.model = ? ORDER BY e.target""", [model]).fetchall()
-    for target, fit_id, predicted, low, high, anchors, kind, mean, sd in state:
+        SELECT e.target, e.fit_id, e.predicted, e.low, e.high, e.anchors, e.prior_kind, e.prior_mean, e.prior_sd,
+               p.high - p.low
+        FROM anchor_estimates AS e LEFT JOIN predictions AS p ON p.model = e.model AND p.target = e.target
+        WHERE e.model = ? ORDER BY e.target""", [model]).fetchall()
+    for target, fit_id, predicted, low, high, anchors, kind, mean, sd, served in state:
         tm, keys = stored_target(con, fit_id, target)
+        tm.factors = {k: (f if f is not None else float("inf")) for k, f in con.execute(
+            "SELECT k, factor FROM anchor_factors WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchall()}
         results = dict(((s, i), y) for s, i, y in con.execute(
             "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ? AND score IS NOT NULL",
             [model, target]).fetchall())
         y = np.array([results.get(k, np.nan) for k in keys], dtype=np.float64)
         observed = np.isfinite(y)
-        chosen = plan_target(tm, Prior(mean, sd, kind), y, observed, count) if count > 0 else np.zeros(0, int)
+        available = int((~observed).sum())
+        prior = Prior(mean, sd, kind)
+        # with a target width the whole order is planned: how many reach it may exceed count
+        depth = available if target_width is not None else count
+        chosen = plan_target(tm, prior, y, observed, depth) if depth > 0 else np.zeros(0, int)
+        width_now = float(served if served is not None else high - low)
+        widths = expected_widths(tm, prior, y, observed, chosen, float(high - low))
+        needed = None
+        if target_width is not None:
+            needed = anchors_to_reach(widths, width_now, target_width)
+            chosen = chosen[:min(count, available if needed is None else needed)]
         costs = dict(((s, i), c) for s, i, c in con.execute(
             "SELECT subdir, instance_id, expected_cost FROM anchor_costs WHERE model = ? AND benchmark = ?",
             [model, target]).fetchall())
         rows = [AnchorPlanRow(target, keys[j][0], keys[j][1], rank + 1, costs.get(keys[j]))
                 for rank, j in enumerate(chosen)]
-        out.append(TargetAnchors(target, predicted, low, high, int(anchors), kind, rows))
+        out.append(TargetAnchors(target, predicted, low, high, int(anchors), kind, rows, width_now,
+                                 [float(w) for w in widths], needed, available))
     return out
 
 

@@ -16,6 +16,7 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional, Sequence, Union
 
@@ -660,7 +661,7 @@ class Warehouse:
 
     # ------------------------------------------------------------------------------------------- plan
     def plan(self, model: str, *, out: Union[str, os.PathLike, None] = None, anchors: int = 0,
-             budget: Optional[float] = None) -> Plan:
+             budget: Optional[float] = None, target_width: Optional[float] = None) -> Plan:
         """The instances ``model`` still needs for the current fits (non-zero weights only), as API
         calls, with what each benchmark's calls buy (the interval half-width its missing scores leave);
         with ``anchors`` also, per target, the agentic instances that most narrow its interval.
@@ -680,6 +681,11 @@ class Warehouse:
         budget : float, optional
             USD: keep the anchors, best first across targets (round robin by rank), while their expected
             cost (``anchor_costs``) fits; the rest are left out and counted.
+        target_width : float, optional
+            Percentage points: per target, list only as many of the K anchors as bring the interval's
+            expected width to at most this (none where the interval served now, the sources' or the
+            anchors', already is); a note names each target where K, or every instance left, does not.
+            Applied before ``budget``.
 
         Returns
         -------
@@ -698,9 +704,15 @@ class Warehouse:
                 raise UserError("--budget applies to the agentic anchors: add --anchors K")
             if not math.isfinite(budget) or budget < 0:
                 raise UserError(f"--budget must be a finite number of USD >= 0, not {budget}")
+        if target_width is not None:
+            if not anchors:
+                raise UserError("--target-width applies to the agentic anchors: add --anchors K")
+            if not math.isfinite(target_width) or target_width <= 0:
+                raise UserError(f"--target-width must be a finite number of percentage points > 0, not {target_width}")
         notes = []
         with self._reading() as con:
-            anchor_plan = plan_anchors(con, model, anchors) if anchors else []
+            anchor_plan = plan_anchors(con, model, anchors, None if target_width is None else target_width / 100) \
+                if anchors else []
             if anchors and not anchor_plan:
                 trained = con.execute("SELECT count(*) FROM anchor_fits WHERE list_contains(trained_on, ?) AND fit_id "
                                       "IN (SELECT fit_id FROM current_anchor_fits)", [model]).fetchone()[0]
@@ -733,6 +745,8 @@ class Warehouse:
                     maes = dict(con.execute("SELECT target, loocv_mae FROM proxy_fits WHERE fit_id = ? AND task = 'abs'"
                                             " ORDER BY target", [existing]).fetchall()) if existing else {}
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
+        if target_width is not None:
+            notes += _width_notes(anchor_plan, target_width, anchors)
         left_out = _within_budget(anchor_plan, budget)
         if out is not None:                 # the calls `pace run --plan` runs; agentic anchors are not among them
             write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
@@ -742,8 +756,9 @@ class Warehouse:
     # ---------------------------------------------------------------------------------------- predict
     def predict(self, model: str, *, min_coverage: float = 0.9, allow_partial: bool = False,
                 restrict: bool = True) -> Prediction:
-        """Predicted target scores of ``model`` with intervals, coverage, an out-of-range note and
-        win probabilities (when a pair fit exists).
+        """Predicted target scores of ``model`` with intervals, coverage, notes (out of range by its source
+        ability or release date; a proxy restricted to under half of the sources) and win probabilities
+        (when a pair fit exists).
 
         A model lacking whole source benchmarks of the current fit gets a proxy restricted to the
         benchmarks it has: fitted once (stored, keyed by that set) and reused. Then every target
@@ -832,9 +847,11 @@ class Warehouse:
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
                                 f"{min_coverage:.0%}). Run `pace plan {model}` / `pace run {model}`, or pass "
                                 "--allow-partial.")
-            note = predicting.out_of_range_note(model, report.predictions)
-            if note:
-                report.notes.append(note)
+            flagged = predicting.out_of_range_notes(con, model, report.predictions)
+            report.notes += flagged
+            thin = predicting.restricted_note(con, model, report.predictions, fit["sources"], hint=not flagged)
+            if thin:
+                report.notes.append(thin)
             report.interval_level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
                                                 [report.predictions[0].fit_id]).fetchone()[0]
             report.pairwise = [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in con.execute(
@@ -1015,6 +1032,41 @@ class Warehouse:
                 raise UserError(f"{model!r} has no explicit family (see `pace families list`)")
             con.execute("DELETE FROM model_families WHERE model = ?", [model])
 
+    def metadata(self) -> list[tuple[str, Any, str]]:
+        """(model, release_date, source) of every model with a known release date (view ``model_release``:
+        ``user`` for a date set with :meth:`set_metadata`, which wins over an index's)."""
+        with self._reading() as con:
+            return con.execute("SELECT model, release_date, release_source FROM model_release "
+                               "ORDER BY release_date, model").fetchall()
+
+    def set_metadata(self, model: str, *, released: Union[str, date, None] = None) -> dict:
+        """Set a model's release date (``released``: ``YYYY-MM-DD``), e.g. for an older model no agentic
+        results index describes. It is kept in ``model_metadata_set``, wins over the index's date, and
+        survives a re-import; the out-of-range check (``predictions``) compares it with the dates of the
+        models the fit was trained on. Returns {model, released, replaced (the date it had), note}."""
+        model = validate.model_name(model)
+        if released is None:
+            raise UserError("nothing to set: give --released DATE (YYYY-MM-DD)")
+        day = validate.iso_date(released, "--released")
+        with self._writing("setting a model's metadata") as con:
+            if not (_has_rows(con, model) or _has_metadata(con, model)):
+                raise UserError(f"no model {model!r} in the warehouse (no score rows, no metadata)")
+            before = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchone()
+            con.execute("INSERT OR REPLACE INTO model_metadata_set VALUES (?, ?, current_localtimestamp())",
+                        [model, day])
+            known = con.execute("SELECT count(released_lo) FROM current_fits WHERE task = 'abs'").fetchone()[0]
+        note = None if known else ("the current fits know no training model's release date, so the release-date "
+                                   "check cannot judge a model yet (import the index's metadata, then `pace fit`)")
+        return {"model": model, "released": day, "replaced": before[0] if before else None, "note": note}
+
+    def reset_metadata(self, model: str) -> None:
+        """Forget what :meth:`set_metadata` set for ``model`` (an index's date, if any, applies again)."""
+        model = validate.model_name(model)
+        with self._writing("resetting a model's metadata") as con:
+            if not con.execute("SELECT count(*) FROM model_metadata_set WHERE model = ?", [model]).fetchone()[0]:
+                raise UserError(f"{model!r} has no metadata set by `pace metadata set` (see `pace metadata list`)")
+            con.execute("DELETE FROM model_metadata_set WHERE model = ?", [model])
+
     def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
                           overwrite: bool = False) -> dict:
         """Write selected instances: the published selections CSV of a run (``run``) or of the current abs
@@ -1141,6 +1193,24 @@ class Warehouse:
 
 
 register_options(methods.options())               # the methods' options travel as **options
+
+
+def _width_notes(plan: list, width_pp: float, cap: int) -> list[str]:
+    """Per target where ``--target-width`` is not reached by the anchors listed: how far they get, and
+    whether more anchors (past --anchors K) or no number of them would reach it."""
+    notes = []
+    for t in plan:
+        if t.needed is not None and t.needed <= cap:
+            continue
+        after = 100 * (t.expected_width if t.expected_width is not None else t.width_now)
+        if t.needed is None:
+            notes.append(f"{t.target}: an interval of {width_pp:g} pp cannot be reached with the {t.available} "
+                         f"instances available (running them all leaves about {100 * t.widths[-1]:.1f} pp); "
+                         f"the {len(t.rows)} listed leave about {after:.1f} pp")
+        else:
+            notes.append(f"{t.target}: about {t.needed} anchors reach {width_pp:g} pp; the {len(t.rows)} of "
+                         f"--anchors {cap} leave about {after:.1f} pp (raise --anchors)")
+    return notes
 
 
 def _within_budget(plan: list, budget: Optional[float]) -> int:

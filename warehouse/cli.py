@@ -26,7 +26,7 @@ from warehouse import settings, validate
 from warehouse.api import Warehouse
 from warehouse.cli_fit import export, fit, plan, predict, selections_app
 from warehouse.cli_import import import_app
-from warehouse.cli_models import families_app, loocv_app, sweep
+from warehouse.cli_models import families_app, loocv_app, metadata_app, sweep
 from warehouse.cli_options import DbOpt, JsonOpt, ListOptionsCommand, env_hint, fail, memory_hint, progress_bar
 from warehouse.demo import run_demo
 from warehouse.aliases import CONFIRM_ROWS
@@ -321,6 +321,7 @@ def report(
 app.add_typer(loocv_app, name="loocv")
 app.command("sweep", cls=ListOptionsCommand)(sweep)
 app.add_typer(families_app, name="families")
+app.add_typer(metadata_app, name="metadata")
 app.command("fit", cls=ListOptionsCommand)(fit)
 app.command("plan")(plan)
 app.command("predict")(predict)

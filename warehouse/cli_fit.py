@@ -92,6 +92,11 @@ def plan(
     budget: Annotated[Optional[float], typer.Option(
         "--budget", envvar="PACE_BUDGET", show_envvar=True,
         help="USD: keep the best anchors across targets while their expected cost fits.")] = None,
+    target_width: Annotated[Optional[float], typer.Option(
+        "--target-width", envvar="PACE_TARGET_WIDTH", show_envvar=True,
+        help="PP: per target, list only as many of the K anchors as bring its interval to at most this width "
+             "(percentage points; none where the interval is that narrow already); says per target when it "
+             "cannot be reached.")] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -99,12 +104,13 @@ def plan(
     deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
     interval half-width (points) its missing scores leave in each target's prediction. With --anchors K,
     also the agentic anchors to buy per target, with expected costs (USD) and the interval now."""
-    result = warehouse_api(db).plan(model, out=out, anchors=anchors, budget=budget)
+    result = warehouse_api(db).plan(model, out=out, anchors=anchors, budget=budget, target_width=target_width)
     model, rows, calls = result.model, result.rows, result.calls
     anchor_rows = [{"benchmark": r.target, "subdir": r.subdir, "instance_id": r.instance_id, "kind": "anchor",
                     "rank": r.rank, "expected_cost_usd": r.expected_cost} for r in result.anchor_rows]
     per_target = [{"target": t.target, "anchors_now": t.anchors, "prior": t.prior, "predicted": t.predicted,
-                   "low": t.low, "high": t.high, "anchors_listed": len(t.rows), "expected_cost_usd": t.cost}
+                   "low": t.low, "high": t.high, "anchors_listed": len(t.rows), "expected_cost_usd": t.cost,
+                   "width_now": t.width_now, "expected_width": t.expected_width, "anchors_needed": t.needed}
                   for t in result.anchors]
     if json_out:
         emit_json({"model": model, "instances": len(rows), "calls": len(calls),
@@ -120,9 +126,11 @@ def plan(
     for note in result.notes:
         console.print(f"note: {note}", highlight=False)
     if result.anchors:
-        print_rows(["target", "anchors now", "prior", "predicted %", "interval %", "listed", "expected USD"],
+        print_rows(["target", "anchors now", "prior", "predicted %", "interval %", "listed", "expected USD",
+                    "served width -> after (pp)"],
                    [(t["target"], t["anchors_now"], t["prior"], _pct(t["predicted"]),
-                     f"{_pct(t['low'])}-{_pct(t['high'])}", t["anchors_listed"], t["expected_cost_usd"])
+                     f"{_pct(t['low'])}-{_pct(t['high'])}", t["anchors_listed"], t["expected_cost_usd"],
+                     f"{_pct(t['width_now'])} -> {_pct(t['expected_width'])}")
                     for t in per_target], title=f"agentic anchors for {model}", digits=2)
         unknown = sum(r.expected_cost is None for r in result.anchor_rows)
         console.print(f"anchors: {len(anchor_rows)} instances, expected ${sum(t.cost for t in result.anchors):,.2f}"
@@ -180,7 +188,8 @@ def predict(
     json_out: JsonOpt = False,
 ) -> None:
     """Predicted agentic scores of MODEL with an interval, coverage, an out-of-range note when its source
-    ability lies outside the training models' range, and win probabilities if a pair fit exists."""
+    ability or its release date (`pace metadata set`) lies outside the training models' (the interval then
+    reaches 1 % or 100 % on that side), and win probabilities if a pair fit exists."""
     with env_hint(ctx):
         report = warehouse_api(db).predict(model, min_coverage=min_coverage, allow_partial=allow_partial,
                                            restrict=restrict)
@@ -193,7 +202,8 @@ def predict(
               f"{100 * p.low:.1f}–{100 * p.high:.1f}" if p.low is not None and not math.isnan(p.low) else "",
               "" if p.coverage is None else f"{p.coverage:.0%}", "" if p.loocv_mae is None else f"{100 * p.loocv_mae:.1f}",
               (f"anchors: {p.anchors}, {p.prior} prior" if p.method == "anchors" else
-               ("restricted" if p.restricted else "full") + (", out of range" if p.out_of_range else "")))
+               ("restricted" if p.restricted else "full")
+               + (f", out of range ({p.range_reason})" if p.out_of_range else "")))
              for p in report.predictions]
     print_rows(["target", "predicted (%)", f"{level or 0:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
                 "proxy"], table, title=f"predicted agentic scores of {model} ("

@@ -188,3 +188,38 @@ def families_reset(model: Annotated[str, typer.Argument(help="A model set with `
     """Forget MODEL's explicit family (it falls back to the leading letters of its name)."""
     Warehouse(db).reset_family(model)
     console.print(f"{model.strip()}: family from its name again", highlight=False)
+
+
+metadata_app = typer.Typer(help="Model metadata a user sets (release dates), beside an index's metadata.json.",
+                           no_args_is_help=True)
+
+
+@metadata_app.command("list")
+def metadata_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
+    """Every model with a known release date and where it comes from ('user': set with `pace metadata set`,
+    which wins over the index's)."""
+    rows = [(m, str(d), s) for m, d, s in Warehouse(db, read_only=True).metadata()]
+    print_rows(["model", "released", "source"], rows, as_json=json_out)
+
+
+@metadata_app.command("set")
+def metadata_set(model: Annotated[str, typer.Argument(help="A model in the warehouse.")],
+                 released: Annotated[Optional[str], typer.Option(
+                     "--released", help="Its release date, YYYY-MM-DD (e.g. 2024-05-13).")] = None,
+                 db: DbOpt = None) -> None:
+    """Set MODEL's release date (e.g. `pace metadata set GPT-4o --released 2024-05-13`): the out-of-range
+    check compares it with the fit's training models' dates. It wins over an index's date and survives a
+    re-import; `pace metadata reset MODEL` forgets it."""
+    done = Warehouse(db).set_metadata(model, released=released)
+    was = f" (was {done['replaced']})" if done["replaced"] and done["replaced"] != done["released"] else ""
+    console.print(f"{done['model']}: released {done['released']}{was}", highlight=False)
+    if done["note"]:
+        console.print(f"note: {done['note']}", highlight=False)
+
+
+@metadata_app.command("reset")
+def metadata_reset(model: Annotated[str, typer.Argument(help="A model set with `pace metadata set`.")],
+                   db: DbOpt = None) -> None:
+    """Forget what `pace metadata set` set for MODEL (the index's date, if any, applies again)."""
+    Warehouse(db).reset_metadata(model)
+    console.print(f"{model.strip()}: metadata from the index again", highlight=False)

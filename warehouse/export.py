@@ -24,7 +24,7 @@ GROUP = "export"
 TABLES = ["benchmarks", "model_aliases", "model_holds", "model_families", "score_files", "collapsed_cells",
           "source_leaves", "instance_stats", "proxy_fits", "proxy_weights", "proxy_leaves", "proxy_ability_instances",
           "loocv_runs", "loocv_folds", "loocv_predictions", "loocv_selections", "loocv_configs", "loocv_pair_predictions",
-          "scores_displaced", "agentic_runs", "model_metadata", "reported_scores", "agentic_preference",
+          "scores_displaced", "agentic_runs", "model_metadata", "model_metadata_set", "reported_scores", "agentic_preference",
           "anchor_fits", "anchor_items", "anchor_grid", "anchor_curve", "anchor_priors", "anchor_factors"]
 # The user-facing views: the one list of them. Each is exported (materialised), described in
 # SCHEMA.md, written to spark/views.sql by sqlglot and checked against DuckDB on Spark by
@@ -34,7 +34,8 @@ VIEWS = ["models", "target_means", "coverage", "model_ability", "instance_stats_
          "collapsed_cells_live", "source_leaves_live", "collapsed_scores", "source_ability", "model_sources",
          "model_family", "current_fits", "restricted_fits", "proxy_instances", "fit_predictions", "source_predictions",
          "current_anchor_fits", "anchor_prior", "anchor_estimates", "predictions", "pair_predictions", "loocv_metrics", "loocv_pair_metrics", "loocv_abs_pair_metrics", "target_instances",
-         "instance_costs", "target_rows_by_source", "target_sources", "source_disagreements", "anchor_costs"]
+         "instance_costs", "target_rows_by_source", "target_sources", "source_disagreements", "anchor_costs",
+         "model_release"]
 INTERNAL_VIEWS: list[str] = []
 # User views that cannot mean the same on Spark, with the reason (left out of spark/views.sql, the
 # reason written in its header; the Spark test skips them).

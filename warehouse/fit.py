@@ -99,6 +99,8 @@ def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarra
 
 
 EXTRAPOLATION_SPLITS = ("family", "low-3", "high-3")
+#: the link keys that are the out-of-range check's robust ability range (stored NULL when not finite)
+ROBUST_RANGE = ("range_lo", "range_hi")
 
 
 def dense(rows: pa.Table, m: Matrices) -> np.ndarray:
@@ -315,11 +317,14 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
                "clamp_hi": proxy.hi, "mix_weight": proxy.mix, "resid_lo": _none(lo_r), "resid_hi": _none(hi_r),
                "interval_level": req.level, "trained_on": proxy.trained_on or models, "data_hash": digest,
                "link": "identity", "sources": sources, "restricted_for": req.restricted_for,
-               "loocv_mae": _none(report.loocv_mae[proxy.target])}
+               "loocv_mae": _none(report.loocv_mae[proxy.target]),
+               **released_range(con, proxy.trained_on or models)}
         if proxy.link:
             oor = extrapolation[:, t]
             oor_lo, oor_hi = interval_offsets(np.concatenate([oor, residuals[:, t]]), req.level)
-            row.update({k: float(v) for k, v in proxy.link.items() if k not in ("scale", "centres")},
+            # a range bound that could not be computed is NULL, never NaN (DuckDB orders NaN above every number)
+            row.update({k: _none(float(v)) if k in ROBUST_RANGE else float(v) for k, v in proxy.link.items()
+                        if k not in ("scale", "centres")},
                        link="logit", oor_lo=_none(min(oor_lo, lo_r)), oor_hi=_none(max(oor_hi, hi_r)))
             report.oor_lo[proxy.target], report.oor_hi[proxy.target] = row["oor_lo"], row["oor_hi"]
             if t == 0:
@@ -386,6 +391,14 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
         report.pair_view_gap[proxy.target] = float("nan") if gap is None else float(gap)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def released_range(con: duckdb.DuckDBPyConnection, trained_on: list[str]) -> dict:
+    """released_lo / released_hi: the earliest and latest release date (view model_release) of the models a
+    proxy was trained on, for the era check of fit_predictions (None where no date is known)."""
+    lo, hi = con.execute("SELECT min(release_date), max(release_date) FROM model_release "
+                         "WHERE model IN (SELECT unnest(?::VARCHAR[]))", [list(trained_on)]).fetchone()
+    return {"released_lo": lo, "released_hi": hi}
 
 
 def _cap_duckdb_cache(con: duckdb.DuckDBPyConnection) -> None:

@@ -14,12 +14,17 @@ view picks, per model, whichever of the two it covers better.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 
 import duckdb
 
 from warehouse.fit import FitRequest, fit_and_store
 from warehouse.pace_bench import METHOD as IMPORTED_METHOD
+
+#: anchors per target the notes suggest: 10 adaptive anchors take the held-out error to 3.4 pp on loo and
+#: 3.3 pp on low-3 (bench/results/anchors_experiments.md, section 3)
+PLACING_ANCHORS = 10
 
 
 @dataclass
@@ -38,6 +43,7 @@ class TargetPrediction:
     ability_distance: float
     out_of_range: bool
     range_side: str | None
+    range_reason: str | None       # 'ability' | 'release date' | None: which check gave the verdict
     sources: list[str]
     restricted: bool
     loocv_mae: float | None
@@ -129,25 +135,88 @@ def read_predictions(con: duckdb.DuckDBPyConnection, model: str, *, restrict: bo
     extra = "p.anchors, p.prior" if restrict else "0, NULL"
     rows = con.execute(f"""
         SELECT p.target, p.predicted, p.low, p.high, p.coverage, p.n_scored, p.n_instances, p.method, p.fit_id,
-               p.ability, p.ability_distance, p.out_of_range, p.range_side, p.sources, p.restricted,
+               p.ability, p.ability_distance, p.out_of_range, p.range_side, p.range_reason, p.sources, p.restricted,
                CASE WHEN p.method = 'anchors' THEN NULL ELSE f.loocv_mae END, {extra}
         FROM {source}
         LEFT JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
         WHERE p.model = ?{'' if restrict else ' AND NOT p.restricted'} ORDER BY p.target""", [model]).fetchall()
-    return [TargetPrediction(*r[:13], list(r[13] or []), bool(r[14]), r[15], int(r[16] or 0), r[17])
+    return [TargetPrediction(*r[:14], list(r[14] or []), bool(r[15]), r[16], int(r[17] or 0), r[18])
             for r in rows]
 
 
-def out_of_range_note(model: str, predictions: list[TargetPrediction]) -> str | None:
-    """One sentence when the model's source ability lies outside the training models' range."""
-    far = [p for p in predictions if p.out_of_range]
-    if not far:
+def _pct(share: float) -> str:
+    """A share as `pace predict` prints it in its table (one decimal), so a note's numbers are the table's."""
+    return f"{100 * share:.1f} %"
+
+
+def _bounds(rows: list[TargetPrediction], bound: str) -> str:
+    """The bound most targets print, and the others by name: '1.0 %' or '1.0 % (commit0 0.1 %)'."""
+    shown = {p.target: _pct(getattr(p, bound)) for p in rows}
+    common = Counter(shown.values()).most_common(1)[0][0]
+    others = [f"{t} {v}" for t, v in shown.items() if v != common]
+    return common + (f" ({', '.join(others)})" if others else "")
+
+
+def placing_hint(con: duckdb.DuckDBPyConnection, model: str) -> str | None:
+    """What places a model the sources cannot: '`pace plan M --anchors 10` places it for about $X' (X from
+    anchor_costs: per target of the current anchor fits, PLACING_ANCHORS times the median expected cost of
+    its instances for this model), without the cost when none is known; None without anchor item models."""
+    fits, cost = con.execute("""
+        WITH per_target AS (
+            SELECT benchmark, least(?, count(*)) * median(expected_cost) AS cost
+            FROM anchor_costs WHERE model = ? GROUP BY benchmark)
+        SELECT (SELECT count(*) FROM current_anchor_fits), sum(cost) FROM per_target""",
+                             [PLACING_ANCHORS, model]).fetchone()
+    if not fits:
         return None
-    d = max(p.ability_distance for p in far)
-    side = {"below": "below", "above": "above"}.get(far[0].range_side, "outside")
-    return (f"out of range: {model}'s source ability lies {side} that of every model the fit was trained on "
-            f"({d:.2f} training standard deviations beyond the {'weakest' if side == 'below' else 'strongest'}); "
-            "the prediction extrapolates, leaning on the source-ability link more than inside the range, and "
-            "its interval comes from the extrapolation splits' residuals"
-            + (" and reaches down to the floor reading (a model at chance on every source scores ~1%)."
-               if side == "below" else "."))
+    line = f"`pace plan {model} --anchors {PLACING_ANCHORS}`"
+    return f"{line} places it for about ${cost:,.0f}" if cost else f"{line} lists the agentic runs that place it"
+
+
+def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: list[TargetPrediction]) -> list[str]:
+    """One sentence per (side, reason) of the sources' predictions flagged out of range (anchored ones keep
+    their own interval and get none): why, and what the interval now reaches, in the numbers it prints."""
+    flagged = [p for p in predictions if p.out_of_range and p.method != "anchors"]
+    if not flagged:
+        return []
+    released = con.execute("""
+        SELECT any_value(r.release_date), min(f.released_lo), max(f.released_hi)
+        FROM proxy_fits AS f LEFT JOIN model_release AS r ON r.model = ?
+        WHERE f.task = 'abs' AND f.fit_id IN (SELECT unnest(?::VARCHAR[]))""",
+                           [model, sorted({p.fit_id for p in flagged})]).fetchone()
+    hint = placing_hint(con, model)
+    notes = []
+    for side, reason in dict.fromkeys((p.range_side, p.range_reason) for p in flagged):
+        rows = [p for p in flagged if (p.range_side, p.range_reason) == (side, reason)]
+        below = side == "below"
+        if reason == "release date":
+            date, lo, hi = released
+            why = (f"{model} was released ({date}) {'before' if below else 'after'} every model the fit was trained "
+                   f"on ({lo} to {hi})")
+        else:
+            far = max(p.ability_distance for p in rows)
+            beyond = (f"every model the fit was trained on ({far:.2f} training standard deviations beyond the "
+                      f"{'weakest' if below else 'strongest'}; the prediction leans on the source-ability link)"
+                      if far > 0 else
+                      f"all but the {'weakest' if below else 'strongest'} of the models the fit was trained on")
+            why = f"{model}'s source ability lies {side} that of {beyond}"
+        reach = (f"the sources cannot rule out scores down to {_bounds(rows, 'low')}" if below else
+                 f"the sources cannot rule out scores up to {_bounds(rows, 'high')}")
+        targets = ", ".join(p.target for p in rows)
+        notes.append(f"out of range ({targets}): {why}; {reach}" + (f"; {hint}." if hint else "."))
+    return notes
+
+
+def restricted_note(con: duckdb.DuckDBPyConnection, model: str, predictions: list[TargetPrediction],
+                    fit_sources: list[str], *, hint: bool = True) -> str | None:
+    """'the sources cannot place this model' when a sources prediction rests on a proxy restricted to fewer
+    than half of the current fit's source benchmarks (GPT-4o: 6 of 17): such a proxy sees too little of
+    the model to say where it lies, whatever its interval says."""
+    thin = [p for p in predictions if p.method != "anchors" and p.restricted and 2 * len(p.sources) < len(fit_sources)]
+    if not thin:
+        return None
+    have = sorted({b for p in thin for b in p.sources})
+    line = placing_hint(con, model) if hint else None
+    return (f"the sources cannot place this model: {', '.join(p.target for p in thin)} rest on a proxy restricted "
+            f"to {len(have)} of the current fit's {len(fit_sources)} source benchmarks ({', '.join(have)})"
+            + (f"; {line}." if line else "."))

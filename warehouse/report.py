@@ -187,8 +187,8 @@ def model_section(wh, model: str) -> dict:
         "target": p.target, "predicted": _num(p.predicted), "low": _num(p.low), "high": _num(p.high),
         "coverage": _num(p.coverage), "n_scored": p.n_scored, "n_instances": p.n_instances, "method": p.method,
         "fit_id": p.fit_id, "restricted": p.restricted, "sources": list(p.sources), "out_of_range": p.out_of_range,
-        "range_side": p.range_side, "ability_distance": _num(p.ability_distance), "loocv_mae": _num(p.loocv_mae),
-        "anchors": p.anchors, "prior": p.prior,
+        "range_side": p.range_side, "range_reason": p.range_reason, "ability_distance": _num(p.ability_distance),
+        "loocv_mae": _num(p.loocv_mae), "anchors": p.anchors, "prior": p.prior,
     } for p in report.predictions]
     # an anchors estimate stands on the model's own target results, not on the proxy's source instances
     low = [p["target"] for p in section["predictions"] if p["method"] != "anchors" and (p["coverage"] or 0) < 0.9]

@@ -249,6 +249,13 @@ def scatter_chart(run: dict, target: str, colour: str) -> str:
             f'aria-label="LOOCV {_e(run["method"])} {_e(run["split"])} {_e(target)}">{"".join(parts)}</svg>')
 
 
+def _range_why(p: dict) -> str:
+    """Why a prediction is out of range: its release date, or its ability's distance beyond the range."""
+    if p.get("range_reason") == "release date":
+        return "release date"
+    return f"ability, {fmt(p['ability_distance'])} sd"
+
+
 # --------------------------------------------------------------------------------------- sections
 def model_html(section: dict, data: dict) -> str:
     model, targets = section["model"], data["targets"]
@@ -265,8 +272,7 @@ def model_html(section: dict, data: dict) -> str:
                      f"{pct(p['coverage'], 0)}% ({p['n_scored']}/{p['n_instances']})", pct(p["loocv_mae"]),
                      f"anchors: {p['anchors']}, {_e(p['prior'])} prior" if p["method"] == "anchors" else
                      ("restricted" if p["restricted"] else "full") + f" ({len(p['sources'])} sources)",
-                     (f"yes, {_e(p['range_side'] or '')} ({fmt(p['ability_distance'])} sd)" if p["out_of_range"]
-                      else "no")])
+                     (f"yes, {_e(p['range_side'] or '')} ({_range_why(p)})" if p["out_of_range"] else "no")])
     out.append(_table(["target", "predicted (%)", f"{level:.0%} interval (%)", "coverage", "LOOCV MAE (pp)",
                        "proxy", "out of range"], rows, row_target=lambda k: preds[k]["target"]))
     for (restricted, fit_id, method, sources), which in proxies.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import date
 from typing import Iterable, Optional, Sequence
 
 import duckdb
@@ -82,6 +83,19 @@ def number(value: Optional[float], flag: str, lo: float, hi: float, *, lo_open: 
         raise UserError(f"{flag} must be in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}, "
                         f"not {value:g}")
     return value
+
+
+def iso_date(value, flag: str) -> date:
+    """A calendar date given as ``YYYY-MM-DD`` (or a ``date``); anything else is refused, naming it."""
+    if isinstance(value, date):
+        return value
+    text = str(value).strip()
+    try:
+        if not re.match(r"^\d{4}-\d{2}-\d{2}$", text):
+            raise ValueError
+        return date.fromisoformat(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r} is not a date (YYYY-MM-DD, e.g. 2024-05-13)") from None
 
 
 def integer_list(text: str, flag: str, minimum: int = 1) -> list[int]:

@@ -22,7 +22,7 @@ from .grid import Grid
 from .items import ItemParams
 from .posterior import log_likelihood, posterior_weights
 
-__all__ = ["item_terms", "next_anchors", "MIN_COST_SHARE"]
+__all__ = ["item_terms", "next_anchors", "variance_path", "MIN_COST_SHARE"]
 
 MIN_COST_SHARE = 0.05    # an item's expected cost is floored at this share of the median (a free item is not
                          # infinitely attractive)
@@ -51,12 +51,10 @@ def _quadratic(prec: np.ndarray, d: np.ndarray) -> np.ndarray:
     return (c * d[0] ** 2 - 2 * b * d[0] * d[1] + a * d[1] ** 2) / (a * c - b * b)
 
 
-def next_anchors(params: ItemParams, grid: Grid, log_prior: np.ndarray, y: np.ndarray, observed: np.ndarray,
-                 members: np.ndarray, count: int, cost: np.ndarray | None = None) -> np.ndarray:
-    """Indices (count,) of the next items to run, best first (fewer when fewer remain).
-
-    y, observed, members: (n_items,) one model's results, anchors (bool) and item set (bool);
-    log_prior: (P,); cost: (n_items,) expected cost of each item (None: all equal)."""
+def _start(params: ItemParams, grid: Grid, log_prior: np.ndarray, y: np.ndarray, observed: np.ndarray,
+           members: np.ndarray):
+    """The linearised state before any new item: (info, slope, unrun_var, prec (3,), d_left (2,), n_left,
+    candidates (n_items,) bool) under the model's current posterior (module doc)."""
     observed = np.asarray(observed, dtype=bool)
     members = np.asarray(members, dtype=bool)
     w = posterior_weights(log_prior, log_likelihood(params, grid, y, observed))[0]
@@ -67,10 +65,18 @@ def next_anchors(params: ItemParams, grid: Grid, log_prior: np.ndarray, y: np.nd
     inv = np.linalg.inv(cov)
     prec = np.array([inv[0, 0], inv[0, 1], inv[1, 1]])
     candidates = members & ~observed
-    d_left = slope[:, candidates].sum(1)
-    n_left = float(unrun_var[candidates].sum())
+    return info, slope, unrun_var, prec, slope[:, candidates].sum(1), float(unrun_var[candidates].sum()), candidates
+
+
+def next_anchors(params: ItemParams, grid: Grid, log_prior: np.ndarray, y: np.ndarray, observed: np.ndarray,
+                 members: np.ndarray, count: int, cost: np.ndarray | None = None) -> np.ndarray:
+    """Indices (count,) of the next items to run, best first (fewer when fewer remain).
+
+    y, observed, members: (n_items,) one model's results, anchors (bool) and item set (bool);
+    log_prior: (P,); cost: (n_items,) expected cost of each item (None: all equal)."""
+    info, slope, unrun_var, prec, d_left, n_left, candidates = _start(params, grid, log_prior, y, observed, members)
     if cost is None:
-        price = np.ones(observed.shape[0])
+        price = np.ones(candidates.shape[0])
     else:
         price = np.asarray(cost, dtype=np.float64)
         typical = np.nanmedian(price[candidates]) if candidates.any() else 1.0
@@ -88,3 +94,18 @@ def next_anchors(params: ItemParams, grid: Grid, log_prior: np.ndarray, y: np.nd
         d_left = d_left - slope[:, j]
         n_left -= unrun_var[j]
     return np.asarray(chosen, dtype=np.int64)
+
+
+def variance_path(params: ItemParams, grid: Grid, log_prior: np.ndarray, y: np.ndarray, observed: np.ndarray,
+                  members: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """(len(order) + 1,) the linearised variance of the full mean (shares^2) left after running the first k
+    items of ``order`` (k = 0 .. len(order)), before their results are known: Var(S) of the module doc.
+    ``order`` holds items that are members and not yet observed (e.g. :func:`next_anchors`' choice)."""
+    info, slope, unrun_var, prec, d_left, n_left, _ = _start(params, grid, log_prior, y, observed, members)
+    out = [_quadratic(prec, d_left) + n_left]
+    for j in np.asarray(order, dtype=np.int64):
+        prec = prec + info[:, j]
+        d_left = d_left - slope[:, j]
+        n_left -= unrun_var[j]
+        out.append(_quadratic(prec, d_left) + n_left)
+    return np.maximum(np.asarray(out, dtype=np.float64), 0.0)

@@ -10,18 +10,19 @@ sources prior inverts, the widening factor per anchor count); ``estimate`` is th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
 from .calibration import conformal_factor, interval_scores, widen
-from .choice import next_anchors
+from .choice import next_anchors, variance_path
 from .grid import Grid, ability_grid, normal_log_prior
 from .items import ItemParams, fit_items
 from .posterior import estimate_full_mean, mean_curve
 from .prior import ability_curve, prediction_prior, regression_prior
 
 __all__ = ["KS", "TargetModel", "Prior", "fit_target", "metadata_prior", "sources_prior", "log_prior",
-           "estimate", "plan", "factor_for"]
+           "estimate", "plan", "factor_for", "expected_widths", "anchors_to_reach"]
 
 KS = (0, 5, 10, 20, 30, 50)      # anchor counts the widening factor is learnt at (the largest <= K applies)
 BATCH = 5                        # anchors are chosen this many at a time, each batch after the last's results
@@ -110,6 +111,40 @@ def plan(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, 
     members = np.ones(model.n_items, dtype=bool) if members is None else np.asarray(members, dtype=bool)
     return next_anchors(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed, members,
                         count, cost)
+
+
+def expected_widths(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, order: np.ndarray,
+                    width_now: float | None = None) -> np.ndarray:
+    """(len(order) + 1,) the interval width (shares, at most 1) expected after running the first k items of
+    ``order`` (k = 0 .. len(order)), before their results are known.
+
+    width(k) = 2 z f(K + k) sqrt(Var(k)): Var the linearised variance of the full mean left
+    (:func:`models.anchors.choice.variance_path`), f the widening factor learnt at that anchor count (K the
+    anchors run so far), z the normal quantile of the level. ``width_now`` (the interval the estimate has
+    now) rescales the path so that width(0) is it: the posterior is not Gaussian, the ratios are what the
+    linearisation gets right. A factor not learnt (inf) means [0, 1]: width 1."""
+    members = np.ones(model.n_items, dtype=bool)
+    var = variance_path(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed, members,
+                        order)
+    k0 = int(np.sum(observed))
+    factor = np.array([factor_for(model.factors, k0 + k) for k in range(var.size)])
+    z = NormalDist().inv_cdf((1 + model.level) / 2)
+    with np.errstate(invalid="ignore"):
+        raw = 2 * z * factor * np.sqrt(var)
+    scale = 1.0
+    if width_now is not None and np.isfinite(raw[0]) and raw[0] > 0:
+        scale = width_now / raw[0]
+    return np.minimum(np.where(np.isfinite(raw), raw * scale, 1.0), 1.0)
+
+
+def anchors_to_reach(widths: np.ndarray, width_now: float, target: float) -> int | None:
+    """How many of the planned anchors bring the interval to at most ``target`` (shares): 0 when the width
+    served now already is, else the smallest k >= 1 with widths[k] <= target (the first anchor switches
+    a model served by its sources to the anchors estimate, whose path ``widths`` is); None when no k does."""
+    if width_now <= target:
+        return 0
+    hits = np.flatnonzero(np.asarray(widths)[1:] <= target)
+    return int(hits[0]) + 1 if hits.size else None
 
 
 def _fit(y: np.ndarray, grid: Grid, fit_grid: Grid):

@@ -39,7 +39,7 @@ from models.common.parallel import single_blas
 
 __all__ = ["W_BASE", "GATE", "LOGIT_EPS", "FLOOR_SCORE", "AbilityLink", "leaf_means", "training_rows",
            "fit_pace_parts", "ability_without", "fit_ability_link", "chance_ability", "instance_centres",
-           "ability_leaf_means"]
+           "ability_leaf_means", "robust_range"]
 
 W_BASE = 0.5
 GATE = 4.0
@@ -234,14 +234,31 @@ def ability_without(X: np.ndarray, leaf_of_col: np.ndarray, n_leaves: int, selec
 
 @dataclass
 class AbilityLink:
-    """One target's link from ability to target logit: the link, its floor-anchored refit, and the training
-    models' ability range (theta_lo, theta_hi, theta_sd) that sets the gate."""
+    """One target's link from ability to target logit: the link, its floor-anchored refit, the training
+    models' ability range (theta_lo, theta_hi, theta_sd) that sets the gate, and the robust range (range_lo,
+    range_hi: ``robust_range``) the out-of-range verdict uses."""
 
     link: LogitLink
     floor: LogitLink
     theta_lo: float
     theta_hi: float
     theta_sd: float
+    range_lo: float = float("nan")
+    range_hi: float = float("nan")
+
+
+def robust_range(theta: np.ndarray, trim: int = 1) -> tuple[float, float]:
+    """The (trim+1)-th smallest and largest of the finite values of theta (m,), so that ``trim`` odd models
+    at either end cannot stretch the range (bench/results/anchors_experiments.md, section 6: two
+    agent-tuned training models sat 2-4 training standard deviations below the rest and made an older model
+    look in range); the plain [min, max] when fewer than 2 (trim + 1) values are finite."""
+    th = np.sort(np.asarray(theta, dtype=np.float64))
+    th = th[np.isfinite(th)]
+    if th.size == 0:
+        return float("nan"), float("nan")
+    if th.size < 2 * (trim + 1):
+        return float(th[0]), float(th[-1])
+    return float(th[trim]), float(th[-1 - trim])
 
 
 def fit_ability_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray | None,
@@ -253,4 +270,5 @@ def fit_ability_link(theta: np.ndarray, y: np.ndarray, n_instances: np.ndarray |
     floor = fit_logit_link(theta, y, n_instances, floor=(floor_ability, FLOOR_SCORE))
     th = np.asarray(theta, dtype=np.float64)
     th = th[np.isfinite(th)]
-    return AbilityLink(link, floor, float(th.min()), float(th.max()), float(th.std()) if th.size > 1 else 1.0)
+    return AbilityLink(link, floor, float(th.min()), float(th.max()), float(th.std()) if th.size > 1 else 1.0,
+                       *robust_range(th))

@@ -9,6 +9,7 @@ from models.anchors import (ability_grid, estimate_full_mean, invert_mean_curve,
                             random_draws, regression_prior, stratified_draws)
 from models.anchors.baselines import strata
 from models.anchors.calibration import conformal_factor, interval_scores, widen
+from models.anchors.choice import variance_path
 from models.anchors.items import ItemParams
 from models.anchors.simulate import simulate_2pl
 
@@ -36,6 +37,22 @@ def test_adaptive_batches_never_repeat_an_item_and_stay_in_the_models_items(popu
     assert len(seen) == len(set(seen))
     rest = next_anchors(params, GRID, normal_log_prior(GRID), y, observed, members, 500)
     assert rest.size == members.sum() - observed.sum()       # fewer remain than asked: all of them, once
+
+
+def test_the_variance_path_falls_as_anchors_are_added_and_ends_at_zero(population):
+    """The linearised variance left after the first k planned anchors: non-increasing along the greedy order,
+    and 0 once every item is run (nothing is left to estimate). It is what `pace plan --target-width`
+    projects the interval with."""
+    params, y = population.params, population.y[3]
+    members = np.ones(y.size, bool)
+    observed = np.zeros(y.size, bool)
+    observed[:4] = True
+    prior = normal_log_prior(GRID)
+    order = next_anchors(params, GRID, prior, y, observed, members, 500)
+    path = variance_path(params, GRID, prior, y, observed, members, order)
+    assert path.shape == (order.size + 1,) and path[0] > 0
+    assert np.all(np.diff(path) <= 1e-15) and path[-1] == pytest.approx(0, abs=1e-12)
+    assert path[10] < 0.5 * path[0]                       # the first anchors buy most of the narrowing
 
 
 def test_the_next_batch_follows_the_posterior(population):

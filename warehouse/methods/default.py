@@ -203,7 +203,8 @@ class Default(Instance):
             link = {"struct_intercept": fitted.link.intercept, "struct_slope": fitted.link.slope,
                     "floor_intercept": fitted.floor.intercept, "floor_slope": fitted.floor.slope,
                     "gate_base": W_BASE, "gate_width": GATE, "ability_lo": fitted.theta_lo,
-                    "ability_hi": fitted.theta_hi, "ability_sd": fitted.theta_sd, "scale": scale, "centres": centres}
+                    "ability_hi": fitted.theta_hi, "ability_sd": fitted.theta_sd, "range_lo": fitted.range_lo,
+                    "range_hi": fitted.range_hi, "scale": scale, "centres": centres}
             cfg = p.config
             out.proxies.append(StoredProxy(target, np.asarray(p.cols, np.int64), [str(s) for s in p.side],
                                            np.asarray(p.weight, float), np.asarray(p.centre, float), float(p.intercept),
