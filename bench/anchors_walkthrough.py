@@ -35,6 +35,8 @@ from ingest.openhands_index import BENCHMARKS, KNOWN_SPELLINGS  # noqa: E402
 from workdir import claim  # noqa: E402
 
 SHARED = REPO.parent / "shared"
+#: folders shown by a portable name in the log that goes into bench/results (no machine paths there)
+SHOWN_AS: dict[Path, str] = {SHARED: "../shared"}
 PACE = Path(sys.executable).parent / "pace"
 INDEX_NAMES = {bench: name for name, bench in BENCHMARKS.items()}     # warehouse name -> index file stem
 
@@ -45,12 +47,20 @@ def pace(*args, db: Path, log: list) -> dict | str:
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    shown = " ".join(["pace", *map(str, args)])
+    shown = " ".join(["pace", *map(portable, args)])
     log.append({"command": shown, "seconds": round(seconds, 1), "exit": done.returncode})
     print(f"$ {shown}   ({seconds:.1f} s, exit {done.returncode})", flush=True)
     if done.returncode != 0:
         raise SystemExit(f"failed: {shown}\n{done.stderr}")
     return json.loads(done.stdout) if "--json" in args else done.stdout
+
+
+def portable(arg) -> str:
+    """``arg`` as the log shows it: a path under a folder of ``SHOWN_AS`` by that folder's portable name."""
+    for folder, name in SHOWN_AS.items():
+        if isinstance(arg, Path) and arg.is_relative_to(folder):
+            return str(Path(name) / arg.relative_to(folder))
+    return str(arg)
 
 
 def own_results(model: str) -> dict[str, dict]:
@@ -87,6 +97,7 @@ def main() -> None:
         raise SystemExit(f"no {SHARED / 'openhands-index'}: the walkthrough needs the real data")
     held = [m.strip() for m in args.models.split(",") if m.strip()]
     work = claim(args.work or Path(tempfile.mkdtemp(prefix="pace-anchors-walk-")), "pace-anchors-walkthrough")
+    SHOWN_AS[work] = "WORK"
     db, log = work / "pace.duckdb", []
     index = work / "index"
     for earlier in (db, db.with_name(db.name + ".wal")):     # an earlier run's warehouse: built again
