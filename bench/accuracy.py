@@ -50,6 +50,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ingest.load import ingest_tree  # noqa: E402
+from warehouse.methods import REGISTRY  # noqa: E402
 from warehouse.aliases import add_alias  # noqa: E402
 from warehouse.connect import connect  # noqa: E402
 from warehouse.evaluate import EvalRequest, run_abs  # noqa: E402
@@ -105,7 +106,7 @@ def evaluate_variant(con, methods, splits) -> dict:
         for split in splits:
             preds = _predictions(con, runs[split])
             cov = held_out_coverage(preds, loo, ext, out_of_range_models(con, runs[split]), LEVEL,
-                                    logit_scale=method == "default")
+                                    logit_scale=method in REGISTRY and REGISTRY[method].logit_intervals)
             entry[split]["interval_coverage_pct"] = {t: 100 * v for t, v in cov.items()}
         result[method] = entry
     return result

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse import methods
 from warehouse.errors import UserError
 from warehouse.fit import held_out_coverage, out_of_range_models
 from warehouse.report_html import MARKER, render
@@ -125,7 +126,7 @@ def loocv_runs(con: duckdb.DuckDBPyConnection, level: float) -> list[dict]:
         for run in mine:
             coverage = {} if loo is None else held_out_coverage(
                 _pairs(run["points"]), _pairs(loo["points"]), ext, out_of_range_models(con, run["run_id"]), level,
-                logit_scale=method == "default")
+                logit_scale=method in methods.REGISTRY and methods.REGISTRY[method].logit_intervals)
             for target in {p["target"] for p in run["points"]} | ({"AVERAGE"} if "AVERAGE" in run["metrics"] else set()):
                 run["metrics"].setdefault(target, {})["coverage"] = _num(coverage.get(target))
     return runs

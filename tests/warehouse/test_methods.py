@@ -183,3 +183,10 @@ def test_a_new_method_is_one_class_and_one_registry_entry(cli_words, tmp_path, m
         wh.loocv("abs", shift=0.1)
     with pytest.raises(UserError, match=r"--shift must be in \[-1, 1\], not 3"):
         wh.loocv("abs", method="shifted", shift=3.0)
+
+
+def test_only_the_methods_storing_logit_offsets_are_judged_on_the_logit_scale():
+    """The report and bench/accuracy.py judge coverage with the interval the method's fit stores: logit
+    residual offsets for default (its proxies carry a link), score-scale offsets for the others."""
+    from warehouse.methods import REGISTRY
+    assert {name for name, m in REGISTRY.items() if m.logit_intervals} == {"default"}

@@ -37,6 +37,8 @@ class Method:
     inputs: what it needs besides the score matrices (:class:`~warehouse.methods.data.Input`).
     labelled_only: it sees only the models with a target score (the published model list).
     missing_as_zero: its stored proxy reads a missing score as 0, not as the instance's centre.
+    logit_intervals: its stored intervals are residual offsets on the logit scale (pooled with the
+    extrapolation splits' residuals for a model out of range), not on the score scale.
     trains_on_target_only: it also trains on the models with target rows and no source rows (which no fold
     holds out, so they are never evaluated).
     """
@@ -49,6 +51,7 @@ class Method:
     inputs: ClassVar[tuple[Input, ...]] = ()
     labelled_only: ClassVar[bool] = False
     missing_as_zero: ClassVar[bool] = False
+    logit_intervals: ClassVar[bool] = False
     trains_on_target_only: ClassVar[bool] = False
 
     # ------------------------------------------------------------------------------------ options

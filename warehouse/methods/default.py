@@ -81,6 +81,7 @@ class Default(Instance):
                "training set)")
     reads = {"abs": frozenset({"count", "seed"}), "pair": frozenset({"count", "B", "seed"})}
     fit_reads = reads
+    logit_intervals = True
 
     def read(self, task, given):
         return Method.read(self, task, given)
