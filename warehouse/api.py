@@ -209,11 +209,27 @@ class Warehouse:
 
     @contextlib.contextmanager
     def _writing(self, what: str, *, create: bool = False):
-        """A read-write connection for ``what`` (refused on a read-only Warehouse), closed after the block."""
+        """A read-write connection for ``what`` (refused on a read-only Warehouse), closed after the block.
+
+        With ``create``, a warehouse this call creates is removed again when the block raises (with its lake
+        folder if that is new and holds nothing): a first ingest or import that failed leaves nothing behind.
+        Only a database file that did not exist before the call is ever removed."""
         self._require_writable(what)
+        db = Path(self.path)
+        created = create and not db.exists()
         con = self.connect(write=True, create=create)
+        lake = lake_of(con, self.lake) if created else None
+        lake_existed = lake is not None and lake.exists()
         try:
             yield con
+        except BaseException:
+            if created:
+                con.close()
+                for leftover in (db, db.with_name(db.name + ".wal")):
+                    leftover.unlink(missing_ok=True)
+                if not lake_existed:
+                    discard_if_unused(lake)
+            raise
         finally:
             con.close()
 
@@ -325,24 +341,9 @@ class Warehouse:
             raise UserError("no results tree: pass PATH, set PACE_RESULTS_DIR, put the Pace project's "
                             "results/standardized_results here, or make synthetic data with `pace demo-data`.")
         discover(root)                      # a bad PATH fails here, before any warehouse is created
-        db = Path(self.path)
-        created = not db.exists()
-        con = self.connect(write=True, create=True)
-        lake = lake_of(con, self.lake)
-        lake_existed = lake.exists()
-        try:
-            return ingest_tree(con, root, lake, prune=prune, strict=strict, progress=progress,
+        with self._writing("ingest", create=True) as con:
+            return ingest_tree(con, root, lake_of(con, self.lake), prune=prune, strict=strict, progress=progress,
                                duplicates=duplicates)
-        except BaseException:
-            if created:                     # a first ingest that failed leaves no empty warehouse behind
-                con.close()
-                for leftover in (db, db.with_name(db.name + ".wal")):
-                    leftover.unlink(missing_ok=True)
-                if not lake_existed:
-                    discard_if_unused(lake)
-            raise
-        finally:
-            con.close()
 
     # ---------------------------------------------------------------------------------------- aliases
     def alias_preview(self, alias: str, model: str):
@@ -437,20 +438,9 @@ class Warehouse:
         self._require_writable("import")
         root = settings.user_path(path)
         read = read_index(root, duplicates=duplicates, progress=progress)     # every file checked before any write
-        db = Path(self.path)
-        created = not db.exists()
-        con = self.connect(write=True, create=True)
-        try:
+        with self._writing("import", create=True) as con:
             return import_index(con, root, lake=lake_of(con, self.lake), prefer=choices, prune=prune, strict=strict,
                                 duplicates=duplicates, read=read)
-        except BaseException:
-            if created:                     # a first import that failed leaves no empty warehouse behind
-                con.close()
-                for leftover in (db, db.with_name(db.name + ".wal")):
-                    leftover.unlink(missing_ok=True)
-            raise
-        finally:
-            con.close()
 
     # ------------------------------------------------------------------------------------------ loocv
     def loocv(self, task: str = "abs", *, method: str = "default", split: str = "loo", sources: Names = None,

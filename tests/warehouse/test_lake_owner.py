@@ -113,6 +113,11 @@ def test_a_lake_of_another_warehouse_is_refused_and_never_touched(tmp_path, wh, 
     _one_line(run_pace("ingest", small_tree, "--db", mine, "--lake", theirs, "--no-progress"), 2,
               str(theirs), "belongs to another warehouse", str(wh / "pace.duckdb"), "--lake")
     assert not mine.exists() and _lake_files(theirs) == before   # a failed first ingest leaves nothing
+    # the same for a first harness import (it left an empty warehouse behind; the rule is Warehouse._writing now)
+    lm, map_path = lm_eval_output(tmp_path, benchmark="src", subdir="leaf_b", score=0.5, n=5)
+    _one_line(run_pace("import", "lm-eval", lm, "--map", map_path, "--db", mine, "--lake", theirs), 2,
+              "belongs to another warehouse")
+    assert not mine.exists() and _lake_files(theirs) == before
     assert run_pace("ingest", small_tree, "--db", mine, "--no-progress").exit_code == 0
     env = {"PACE_LAKE": theirs}
     check = run_pace("doctor", "--check", "--db", mine, env=env)
