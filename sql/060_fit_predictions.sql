@@ -25,10 +25,13 @@ CREATE OR REPLACE VIEW fit_predictions AS
 WITH current_abs AS (
     SELECT * FROM current_fits WHERE task = 'abs'
 ),
+restricted_abs AS (   -- read once here (a view is planned again at every read)
+    SELECT * FROM restricted_fits WHERE task = 'abs'
+),
 fits AS (
     SELECT * FROM current_abs
     UNION ALL   -- the same columns: both are proxy_fits rows
-    SELECT * FROM restricted_fits WHERE task = 'abs'
+    SELECT * FROM restricted_abs
 ),
 candidates AS (
     SELECT DISTINCT model FROM scores
@@ -48,8 +51,8 @@ usable AS (         -- (model, fit) pairs: the current fits, and the restricted 
     FROM present AS p
     CROSS JOIN every_source AS e
     JOIN current_abs AS f ON true
-    JOIN restricted_fits AS r
-      ON r.task = 'abs' AND r.target = f.target
+    JOIN restricted_abs AS r
+      ON r.target = f.target
      AND list_sort(r.sources) = list_sort(array_intersect(coalesce(f.sources, e.sources), p.benchmarks))
 ),
 instances AS (
@@ -76,35 +79,27 @@ linear AS (
     FROM terms
     GROUP BY ALL
 ),
-scale_leaves AS (
+scale_leaves AS (     -- per leaf of a fit's ability scale: centre, spread, loading and the level (the mean centre
+                      -- of its instances, stored with the fit: proxy_leaf_levels_live)
     SELECT l.* FROM proxy_leaves AS l WHERE l.fit_id IN (SELECT fit_id FROM fits)
-),
-scale_instances AS (
-    SELECT a.* FROM proxy_ability_instances AS a WHERE a.fit_id IN (SELECT fit_id FROM fits)
-),
-leaf_levels AS (
-    SELECT fit_id, benchmark, subdir, avg(centre) AS level FROM scale_instances GROUP BY ALL
 ),
 leaf_deviations AS (   -- rows in collapsed cells left out: collapsed_scores, written against the few stored
                        -- cells so that only the model's own rows are read (the rows of collapsed_scores
                        -- would be those of every model with a collapsed cell)
     SELECT s.model, a.fit_id, a.benchmark, a.subdir, avg(s.score - a.centre) AS deviation
     FROM scores AS s
-    JOIN scale_instances AS a USING (benchmark, subdir, instance_id)
+    JOIN proxy_ability_instances AS a USING (benchmark, subdir, instance_id)
     ANTI JOIN collapsed_cells AS c
       ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir
      AND (c.facet = '' OR coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') = c.facet)
-    WHERE s.score IS NOT NULL
+    WHERE s.score IS NOT NULL AND a.fit_id IN (SELECT fit_id FROM fits)
     GROUP BY ALL
 ),
-leaf_means AS (
-    SELECT d.model, d.fit_id, d.benchmark, d.subdir, v.level + d.deviation AS leaf_mean
-    FROM leaf_deviations AS d JOIN leaf_levels AS v USING (fit_id, benchmark, subdir)
-),
-abilities AS (
-    SELECT m.model, l.fit_id,
-           sum(l.loading * (leaf_logit(m.leaf_mean) - l.centre) / l.scale) / sum(l.loading * l.loading) AS ability
-    FROM leaf_means AS m
+abilities AS (         -- the model's leaf mean is the leaf's level plus its mean deviation from the centres
+    SELECT d.model, l.fit_id,
+           sum(l.loading * (leaf_logit(l.level + d.deviation) - l.centre) / l.scale) / sum(l.loading * l.loading)
+               AS ability
+    FROM leaf_deviations AS d
     JOIN scale_leaves AS l USING (fit_id, benchmark, subdir)
     GROUP BY ALL
 ),

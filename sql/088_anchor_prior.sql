@@ -8,32 +8,31 @@
 -- else the training population's N(0, 1). A Student-t with anchor_fits.dof degrees of freedom throughout.
 --   prior_kind  metadata | sources | population
 CREATE OR REPLACE VIEW anchor_prior AS
-WITH candidates AS (
-    SELECT m.model, f.fit_id, f.target, f.z_level
-    FROM models AS m CROSS JOIN current_anchor_fits AS f
-    WHERE NOT list_contains(f.trained_on, m.model)
-      AND NOT m.held                -- a second spelling awaiting `pace alias` is not a model of its own yet
+WITH listed AS (      -- the models of view `models` (rows or metadata) without its per-model counts, so that
+                     -- a filter on model reaches both reads (one model's lookup reads its own rows only)
+    SELECT model FROM scores
+    UNION
+    SELECT model FROM model_metadata
 ),
-sourced AS (
-    SELECT c.model, c.fit_id, c.target, s.predicted, s.low, s.high
-    FROM candidates AS c JOIN source_predictions AS s ON s.model = c.model AND s.target = c.target
+candidates AS (
+    SELECT m.model, f.fit_id, f.target, f.z_level
+    FROM listed AS m CROSS JOIN current_anchor_fits AS f
+    WHERE NOT list_contains(f.trained_on, m.model)
+      -- a second spelling awaiting `pace alias` is not a model of its own yet
+      AND m.model NOT IN (SELECT model FROM model_holds)
+),
+sourced AS (        -- every model's (the final join keeps the candidates'): candidates is read once, so it is
+                    -- not materialised and a filter on model reaches source_predictions' scans
+    SELECT s.model, f.fit_id, f.target, s.predicted, s.low, s.high
+    FROM source_predictions AS s JOIN current_anchor_fits AS f ON f.target = s.target
     WHERE s.n_scored > 0
 ),
-curve AS (
-    SELECT fit_id, target, theta,
-           max(full_mean) OVER (PARTITION BY fit_id, target ORDER BY theta
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS full_mean
-    FROM anchor_curve
-),
-segments AS (
-    SELECT fit_id, target, theta AS t0, full_mean AS c0,
-           lead(theta) OVER (PARTITION BY fit_id, target ORDER BY theta) AS t1,
-           lead(full_mean) OVER (PARTITION BY fit_id, target ORDER BY theta) AS c1
-    FROM curve
+segments AS (       -- the stored inverse of each curve (anchor_curve_segments_live): the segment from each point
+    SELECT fit_id, target, theta AS t0, rising_mean AS c0, next_theta AS t1, next_mean AS c1 FROM anchor_curve
 ),
 ends AS (
-    SELECT fit_id, target, min(theta) AS t_lo, max(theta) AS t_hi, min(full_mean) AS c_lo, max(full_mean) AS c_hi
-    FROM curve GROUP BY ALL
+    SELECT fit_id, target, min(t0) AS t_lo, max(t0) AS t_hi, min(c0) AS c_lo, max(c0) AS c_hi
+    FROM segments GROUP BY ALL
 ),
 asked AS (          -- the three shares to turn into abilities (one read of sourced: Spark inlines each read)
     SELECT s.model, s.fit_id, s.target, w.which,

@@ -76,21 +76,19 @@ summary AS (
     FROM ranked
     GROUP BY model, fit_id, target, level, z_level, prior_kind, prior_mean, prior_sd
 ),
-factor_counts AS (   -- the largest anchor count <= the model's that a factor was learnt at
-    SELECT s.model, s.fit_id, s.target, max(f.k) AS k
-    FROM summary AS s
-    JOIN anchor_factors AS f ON f.fit_id = s.fit_id AND f.target = s.target AND f.k <= s.anchors
-    GROUP BY s.model, s.fit_id, s.target
+factor_ranges AS (   -- each learnt factor applies from its anchor count up to the next one's
+    SELECT fit_id, target, k, lead(k) OVER (PARTITION BY fit_id, target ORDER BY k) AS next_k, factor
+    FROM anchor_factors
 ),
-intervals AS (
+intervals AS (       -- summary read once (so not materialised: a filter on model reaches the scans below it)
     SELECT s.*, f.factor,
            least(greatest(median - sqrt((median - q_low) * (median - q_low) + z_level * z_level * unrun_var), 0), 1)
                AS raw_low,
            least(greatest(median + sqrt((q_high - median) * (q_high - median) + z_level * z_level * unrun_var), 0), 1)
                AS raw_high
     FROM summary AS s
-    LEFT JOIN factor_counts AS c ON c.model = s.model AND c.fit_id = s.fit_id AND c.target = s.target
-    LEFT JOIN anchor_factors AS f ON f.fit_id = c.fit_id AND f.target = c.target AND f.k = c.k
+    LEFT JOIN factor_ranges AS f
+      ON f.fit_id = s.fit_id AND f.target = s.target AND f.k <= s.anchors AND (f.next_k IS NULL OR s.anchors < f.next_k)
 )
 SELECT model, target, fit_id, anchors, median AS predicted,
        CASE WHEN factor IS NULL THEN 0.0 ELSE least(greatest(median - factor * (median - raw_low), 0), 1) END

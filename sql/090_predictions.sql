@@ -9,16 +9,39 @@
 --   coverage, n_scored, sources, ... the sources' prediction's (NULL for an anchors row of a model with no
 --                source rows)
 CREATE OR REPLACE VIEW predictions AS
-WITH both_estimates AS (     -- each view read once (Spark inlines every read of a view)
-    SELECT coalesce(s.model, e.model) AS model, coalesce(s.target, e.target) AS target,
-           e.model IS NOT NULL AND (e.anchors > 0 OR coalesce(s.n_scored, 0) = 0) AS anchored,
-           s.predicted, s.low, s.high, s.coverage, s.n_scored, s.n_instances, s.interval_level, s.method,
-           s.fit_id, s.ability, s.ability_distance, s.out_of_range, s.range_side, s.range_reason, s.sources,
-           s.restricted,
-           e.predicted AS a_predicted, e.low AS a_low, e.high AS a_high, e.level AS a_level, e.fit_id AS a_fit_id,
-           e.anchors, e.prior_kind
-    FROM source_predictions AS s
-    FULL OUTER JOIN anchor_estimates AS e ON e.model = s.model AND e.target = s.target
+WITH stacked AS (      -- each view read once (Spark inlines every read of a view), its rows stacked under the
+                       -- other's rather than joined: a filter on model (one model's lookup) then reaches both
+                       -- views, which the coalesced key of a full outer join would stop
+    SELECT model, target,
+           predicted, low, high, coverage, n_scored, n_instances, interval_level, method, fit_id,
+           ability, ability_distance, out_of_range, range_side, range_reason, sources, restricted,
+           NULL AS a_predicted, NULL AS a_low, NULL AS a_high, NULL AS a_level, NULL AS a_fit_id,
+           NULL AS anchors, NULL AS prior_kind
+    FROM source_predictions
+    UNION ALL
+    SELECT model, target,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, predicted AS a_predicted, low AS a_low, high AS a_high, level AS a_level,
+           fit_id AS a_fit_id, anchors, prior_kind
+    FROM anchor_estimates
+),
+both_estimates AS (    -- one row per model and target; max: each column holds one value there (the other
+                       -- view's row holds NULL in it)
+    SELECT model, target,
+           max(predicted) AS predicted, max(low) AS low, max(high) AS high, max(coverage) AS coverage,
+           max(n_scored) AS n_scored, max(n_instances) AS n_instances,
+           max(interval_level) AS interval_level, max(method) AS method, max(fit_id) AS fit_id,
+           max(ability) AS ability, max(ability_distance) AS ability_distance,
+           max(out_of_range) AS out_of_range, max(range_side) AS range_side,
+           max(range_reason) AS range_reason, max(sources) AS sources, max(restricted) AS restricted,
+           max(a_predicted) AS a_predicted, max(a_low) AS a_low, max(a_high) AS a_high,
+           max(a_level) AS a_level, max(a_fit_id) AS a_fit_id, max(anchors) AS anchors,
+           max(prior_kind) AS prior_kind
+    FROM stacked
+    GROUP BY model, target
+),
+judged AS (
+    SELECT *, anchors IS NOT NULL AND (anchors > 0 OR coalesce(n_scored, 0) = 0) AS anchored FROM both_estimates
 )
 SELECT model, target,
        CASE WHEN anchored THEN a_predicted ELSE predicted END           AS predicted,
@@ -35,4 +58,4 @@ SELECT model, target,
        coalesce(restricted, false)                                      AS restricted,
        CASE WHEN anchored THEN anchors ELSE 0 END                       AS anchors,
        CASE WHEN anchored THEN prior_kind END                           AS prior
-FROM both_estimates;
+FROM judged;

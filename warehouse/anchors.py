@@ -24,7 +24,7 @@ from models.anchors.items import ItemParams
 from models.anchors.target import (DOF, KS, Prior, TargetModel, anchors_to_reach, expected_widths, fit_target,
                                    metadata_prior)
 from models.anchors.target import plan as plan_target
-from warehouse.storing import insert_arrow
+from warehouse.storing import fill_fit_constants, insert_arrow
 
 MIN_MODELS = 3                  # a target with fewer training models gets no item model
 METADATA = """
@@ -147,6 +147,7 @@ def store_anchor_fit(con: duckdb.DuckDBPyConnection, fit: AnchorFit) -> None:
     if fit.priors:
         con.executemany("INSERT INTO anchor_priors VALUES (?, ?, ?, ?, ?, ?)",
                         [[fit.fit_id, t, m, p.mean, p.sd, p.kind] for t, m, p in fit.priors])
+    fill_fit_constants(con)
 
 
 # ------------------------------------------------------------------------------------------------ plan

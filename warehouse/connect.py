@@ -35,6 +35,7 @@ from ingest.derived import is_stale, refresh_stale, stale
 from ingest.lake import sync_lake, writable_folders
 from warehouse.errors import UserError, WarehouseBusy
 from warehouse.settings import DEFAULT_LOCK_WAIT, SQL_DIR, db_path, lock_wait
+from warehouse.storing import fill_fit_constants
 
 #: DuckDB's memory ceiling for the warehouse (beyond it, large aggregates and joins spill to disk).
 #: DuckDB's own default, 80% of the machine, let one `instance_stats` scan of 27 M rows hold 6.4 GB
@@ -98,6 +99,7 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(path.read_text(encoding="utf-8"))
         except duckdb.Error as exc:  # a broken schema file is a bug: say which one
             raise RuntimeError(f"{path.name}: {exc}") from exc
+    fill_fit_constants(con)        # fits stored before a per-fit constant existed
     con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
 
 

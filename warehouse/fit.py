@@ -45,7 +45,7 @@ from warehouse.methods.data import Folds
 from warehouse.methods.options import Options
 from warehouse.methods.results import Fit, StoredPairProxy, StoredProxy
 from warehouse.settings import kfold_above
-from warehouse.storing import insert_arrow, transaction
+from warehouse.storing import fill_fit_constants, insert_arrow, transaction
 
 __all__ = ["FitRequest", "FitReport", "StoredProxy", "StoredPairProxy", "fit_and_store", "interval_offsets",
            "loo_interval_coverage", "held_out_coverage", "out_of_range_models"]
@@ -356,9 +356,11 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
                         "current_localtimestamp())", [row[n] for n in names])
         con.executemany("INSERT INTO proxy_weights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", weight_rows)
         if leaf_rows:
-            con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)", leaf_rows)
+            con.executemany("INSERT INTO proxy_leaves (fit_id, benchmark, subdir, centre, scale, loading) "
+                            "VALUES (?, ?, ?, ?, ?, ?)", leaf_rows)
         if centre_rows is not None:
             insert_arrow(con, "proxy_ability_instances", centre_rows)
+        fill_fit_constants(con)
     # The stored rows must be the predictor: compare the view with the kernel on the training models.
     view = {(mo, t): v for mo, t, v in con.execute(
         "SELECT model, target, predicted FROM predictions WHERE fit_id = ?", [fit_id]).fetchall()}

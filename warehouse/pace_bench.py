@@ -25,7 +25,7 @@ import pyarrow as pa
 from warehouse.errors import UserError
 from warehouse.outputs import output_run, require_empty_or_ours
 from warehouse.selections import check_records
-from warehouse.storing import insert_arrow, transaction
+from warehouse.storing import fill_fit_constants, insert_arrow, transaction
 
 GROUP = "pace-bench"
 FIT_FILE = "pace_fit.json"
@@ -206,13 +206,15 @@ def import_pace_bench(con: duckdb.DuckDBPyConnection, folder: Path, name: str | 
         con.execute("DELETE FROM proxy_leaves WHERE fit_id = ?", [fit_id])
         con.execute("DELETE FROM proxy_ability_instances WHERE fit_id = ?", [fit_id])
         if ability:
-            con.executemany("INSERT INTO proxy_leaves VALUES (?, ?, ?, ?, ?, ?)",
+            con.executemany("INSERT INTO proxy_leaves (fit_id, benchmark, subdir, centre, scale, loading) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
                             [(fit_id, r["benchmark"], r["subdir"], r["centre"], r["scale"], r["loading"])
                              for r in ability.get("leaves", [])])
             inst = ability.get("instances", [])
             insert_arrow(con, "proxy_ability_instances", pa.table({
                 "fit_id": [fit_id] * len(inst), "benchmark": [r[0] for r in inst], "subdir": [r[1] for r in inst],
                 "instance_id": [r[2] for r in inst], "centre": pa.array([float(r[3]) for r in inst], pa.float64())}))
+            fill_fit_constants(con)
     return {"fit_id": fit_id, "targets": {t: len(r) for t, r in selection.items()}, "derived": derived,
             "notes": notes}
 

@@ -35,4 +35,26 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, *, 
         con.unregister("_rows_to_store")
 
 
-__all__ = ["insert_arrow", "transaction"]
+
+#: Per-fit constants a one-model lookup would otherwise re-derive from a fit's rows on every call, stored with
+#: the fit: each statement fills the rows still without theirs from the rule (a ``*_live`` view in ``sql/``).
+FIT_CONSTANTS = (
+    """UPDATE proxy_leaves AS l SET level = v.level
+       FROM proxy_leaf_levels_live AS v
+       WHERE l.level IS NULL AND v.fit_id = l.fit_id AND v.benchmark = l.benchmark AND v.subdir = l.subdir""",
+    # a curve's points all at once: a point's running maximum and next point depend on its neighbours
+    """UPDATE anchor_curve AS c SET rising_mean = v.rising_mean, next_theta = v.next_theta, next_mean = v.next_mean
+       FROM anchor_curve_segments_live AS v
+       WHERE v.fit_id = c.fit_id AND v.target = c.target AND v.theta = c.theta
+         AND (c.fit_id, c.target) IN (SELECT fit_id, target FROM anchor_curve WHERE rising_mean IS NULL)""",
+)
+
+
+def fill_fit_constants(con: duckdb.DuckDBPyConnection) -> None:
+    """Fill the stored per-fit constants of rows written without them (see :data:`FIT_CONSTANTS`): every writer
+    of a fit calls it after its inserts, in its transaction; a migration calls it for fits stored before."""
+    for statement in FIT_CONSTANTS:
+        con.execute(statement)
+
+
+__all__ = ["fill_fit_constants", "insert_arrow", "transaction"]
