@@ -292,7 +292,7 @@ class Warehouse:
             try:
                 if write:
                     before_write(con, query)
-                rel = run_sql(con, query, params, write=write)
+                rel = run_sql(con, query, params)
                 result = None if rel is None else (
                     rel.to_arrow_table() if output == "arrow" else rel.df() if output == "pandas"
                     else (list(rel.columns), rel.fetchall()))

@@ -212,7 +212,7 @@ def _refuse_working(db: Path) -> None:
     try:
         tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() "
                                             "WHERE database_name = current_database()").fetchall()]
-        if "scores" not in tables:
+        if "scores" not in tables and "score_rows" not in tables:     # the table, or (now) the view's rows
             raise UserError(f"{db} is a DuckDB file but not a pace warehouse (no scores table): --from-lake does not "
                             "replace it; choose another --db")
         for table in tables:                      # every block read: a damaged one fails here

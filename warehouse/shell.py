@@ -39,7 +39,7 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False
         try:
             if write:
                 before_write(con, statement)        # recomputed when the shell ends (sqlguard.after_write)
-            rel = run_sql(con, statement, write=write)
+            rel = run_sql(con, statement)
             result = None if rel is None else (rel.columns, rel.fetchall())
         except duckdb.Error as exc:
             failed += 1

@@ -33,13 +33,11 @@ def writes(con: duckdb.DuckDBPyConnection, query: str) -> bool:
     return any(kind not in READ_ONLY for kind in statement_types(con, query))
 
 
-def run(con: duckdb.DuckDBPyConnection, query: str, params=None, *, write: bool):
-    """Run ad-hoc SQL: with ``write``, INSERT / DELETE / UPDATE of ``scores`` are carried out on the tables
-    behind the view (score_rows, score_sources); a read-only open runs the text as it is (DuckDB refuses
-    any write)."""
-    if write:
-        return score_store.execute_script(con, query, params)
-    return con.sql(query, params=params) if params is not None else con.sql(query)
+def run(con: duckdb.DuckDBPyConnection, query: str, params=None):
+    """Run ad-hoc SQL: INSERT / DELETE / UPDATE of ``scores`` are carried out on the tables behind the view
+    (score_rows, score_sources: :mod:`ingest.score_store`), so a read-only open refuses them as DuckDB
+    refuses any write, and a write open does them."""
+    return score_store.execute_script(con, query, params)
 
 
 def before_write(con: duckdb.DuckDBPyConnection, query: str) -> None:
