@@ -94,19 +94,28 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     for kind, name in schema_objects():
         if kind == "TABLE" and name in views:
             con.execute(f"DROP VIEW {name}")
-    # `scores` was a table of nine columns before score_rows / score_sources: its rows move over
+    # `scores` was a table of nine columns before score_rows / score_sources: its rows move over, in one
+    # transaction (a kill in between leaves the old table as it was)
     old_scores = _has_table(con, "scores")
     if old_scores:
+        con.execute("BEGIN TRANSACTION")
         con.execute("ALTER TABLE scores RENAME TO scores_before_sources")
-    for path in sql_files():
-        try:
-            con.execute(path.read_text(encoding="utf-8"))
-        except duckdb.Error as exc:  # a broken schema file is a bug: say which one
-            raise RuntimeError(f"{path.name}: {exc}") from exc
-    if old_scores:
-        append_scores(con, "SELECT * FROM scores_before_sources")
-        con.execute("DROP TABLE scores_before_sources")
-    con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
+    try:
+        for path in sql_files():
+            try:
+                con.execute(path.read_text(encoding="utf-8"))
+            except duckdb.Error as exc:  # a broken schema file is a bug: say which one
+                raise RuntimeError(f"{path.name}: {exc}") from exc
+        if old_scores:
+            append_scores(con, "SELECT * FROM scores_before_sources")
+            con.execute("DROP TABLE scores_before_sources")
+        con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
+        if old_scores:
+            con.execute("COMMIT")
+    except BaseException:
+        if old_scores:
+            con.execute("ROLLBACK")
+        raise
 
 
 def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
