@@ -14,8 +14,9 @@ writer of score rows comes here:
   ``UPDATE scores`` on the two tables (the runners, the preference rule, `pace alias`, `pace doctor`,
   and ad-hoc SQL with ``--write``), and any other statement as it is.
 
-A source without rows is left behind by row deletes (harmless: the view joins rows to sources);
-:func:`drop_empty_sources` removes them where a writer already scans ``score_rows``.
+A source whose rows were all deleted row by row stays in score_sources (harmless: the view joins rows
+to sources, and an append with the same constants reuses it); ingest drops the sources of the files it
+replaces.
 """
 from __future__ import annotations
 
@@ -86,44 +87,33 @@ def delete_sources(con: duckdb.DuckDBPyConnection, where: str, params: Sequence[
     con.execute(f"DELETE FROM score_sources WHERE {where}", params)
 
 
-def drop_empty_sources(con: duckdb.DuckDBPyConnection) -> None:
-    """Remove the sources no row refers to any more."""
-    con.execute("DELETE FROM score_sources WHERE source_id NOT IN (SELECT DISTINCT source_id FROM score_rows)")
+def _top_level(text: str):
+    """(index, character) of every character of ``text`` outside brackets and quotes."""
+    depth, quote = 0, None
+    for k, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0:
+            yield k, ch
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """``text`` split at ``sep`` outside brackets and quotes."""
-    parts, depth, quote, start = [], 0, None, 0
-    for k, ch in enumerate(text):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(text[start:k])
-            start = k + 1
-    parts.append(text[start:])
-    return parts
+    cuts = [k for k, ch in _top_level(text) if ch == sep]
+    return [text[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(text)])]
 
 
 def _clause(text: str, word: str) -> tuple[str, str | None]:
     """``text`` cut at the first top-level keyword ``word``: (before, after) or (text, None)."""
-    depth, quote = 0, None
-    pattern = re.compile(rf"\b{word}\b", re.IGNORECASE)
-    for k, ch in enumerate(text):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and pattern.match(text, k) and (k == 0 or not (text[k - 1].isalnum() or text[k - 1] == "_")):
+    pattern = re.compile(rf"{word}\b", re.IGNORECASE)
+    for k, _ in _top_level(text):
+        if pattern.match(text, k) and (k == 0 or not (text[k - 1].isalnum() or text[k - 1] == "_")):
             return text[:k], text[k + len(word):]
     return text, None
 
