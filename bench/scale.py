@@ -260,17 +260,19 @@ def probe_polars(tree: str) -> None:
 
 
 def probe_floor(rows: str) -> None:
-    """The cost of DuckDB's own append alone: ``rows`` constant rows of pace's `scores` layout (nine
-    columns) inserted into a new warehouse-like file, nothing parsed. The floor under any loader that
-    stores the rows in DuckDB."""
+    """The cost of DuckDB's own append alone: ``rows`` constant rows of the layout pace stores (score_rows:
+    source id, instance id, score, metric; the file's constants once in score_sources) inserted into a
+    new warehouse-like file, nothing parsed. The floor under pace's ingest."""
     import duckdb
 
     with tempfile.TemporaryDirectory() as tmp:
         con = duckdb.connect(str(Path(tmp) / "floor.duckdb"))
-        con.execute((REPO / "sql" / "004_scores.sql").read_text())
+        for path in sorted((REPO / "sql").glob("004_*.sql")):
+            con.execute(path.read_text())
         started = time.perf_counter()
-        con.execute(f"""INSERT INTO scores SELECT 'Model-1', 'bench', '', range::VARCHAR, 0.5, 'acc', 'ingest',
-                                               'bench/Model-1.csv', TIMESTAMP '2025-01-01' FROM range({int(rows)})""")
+        con.execute("INSERT INTO score_sources VALUES (1, 'Model-1', 'bench', '', 'ingest', 'bench/Model-1.csv', "
+                    "TIMESTAMP '2025-01-01')")
+        con.execute(f"INSERT INTO score_rows SELECT 1, range::VARCHAR, 0.5, 'acc' FROM range({int(rows)})")
         con.close()
     print(json.dumps({"rows": int(rows), "s": time.perf_counter() - started}))
 

@@ -45,6 +45,7 @@ from eval_runners.pricing import PriceTable
 from eval_runners.registry import Target
 from eval_runners.secrets import Credentials, public_url, redact
 from eval_runners.writes import STORE_WAIT_S, Batches, Grade, RunTarget
+from ingest import score_store
 from ingest.lake import claim_before_writing, sync_lake
 
 
@@ -227,13 +228,13 @@ def write_grades(con, model: str, run_id: str, unit: CallUnit, rows, status: str
         if r.score is None:
             continue
         key = [model, unit.benchmark, r.subdir, r.instance_id]
-        con.execute("""DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
-                       AND instance_id = ? AND origin = 'runner'""", key)
+        score_store.execute(con, """DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
+                                    AND instance_id = ? AND origin = 'runner'""", key)
         n = con.execute("""SELECT count(*) FROM scores WHERE model = ? AND benchmark = ? AND subdir = ?
                            AND instance_id = ?""", key).fetchone()[0]
         if n:
             continue                                   # an ingested row is never overwritten
-        con.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, 'runner', ?, ?)",
+        score_store.execute(con, "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, 'runner', ?, ?)",
                     key + [float(r.score), r.metric_name, f"run:{run_id}", now])
         written += 1
     con.execute("INSERT OR REPLACE INTO runner_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -37,7 +37,7 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
-from ingest import preference
+from ingest import preference, score_store
 from ingest.anomalies import find_anomalies, summarise
 from ingest.derived import refresh as refresh_derived, refresh_stale as refresh_stale_derived
 from ingest.summaries import mark_stale as mark_summaries_stale
@@ -268,7 +268,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
                 report.rows_removed = con.execute(f"""SELECT (SELECT count(*) FROM scores WHERE {removed})
                                                       + (SELECT count(*) FROM scores_displaced WHERE {removed})
                                                    """).fetchone()[0]
-                con.execute(f"DELETE FROM scores WHERE {removed}")
+                score_store.delete_sources(con, removed)
                 con.execute(f"DELETE FROM scores_displaced WHERE {removed}")
             con.execute("DELETE FROM score_files WHERE path IN (SELECT path FROM rewritten)")
         if adopted:
@@ -374,6 +374,12 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
         con.execute("CREATE OR REPLACE TEMP TABLE incoming_files AS SELECT * FROM incoming_meta")
     finally:
         con.unregister("incoming_meta")
+    # file fi's rows are source first_id + fi: ids follow the storage order, so a model's rows hold a
+    # narrow range of them (see sql/004_score_sources.sql)
+    first_id = score_store.next_source_id(con)
+    con.execute("""INSERT INTO score_sources
+                   SELECT ? + fi, model, benchmark, subdir, 'ingest', path, ? FROM incoming_files""",
+                [first_id, recorded_at])
     # A runner row with the same key is superseded by the file (reported, never duplicated); a row
     # another ingested file (of another tree, via an alias) already holds is a conflict.
     runner_keys = con.execute("SELECT count(*) FROM scores WHERE origin = 'runner'").fetchone()[0]
@@ -388,7 +394,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as ahead:
             try:
-                runs_replaced = _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, recorded_at,
+                runs_replaced = _insert_batches(con, reader, ahead, incoming, key_match, runner_keys, first_id,
                                                 lake_rows, report, progress, info)
             except BaseException:
                 reader_con.interrupt()          # Ctrl-C or an error: do not finish parsing the next batch
@@ -448,7 +454,7 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
 
 
 def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incoming: str, key_match: str,
-                    runner_keys: int, recorded_at: datetime, lake_rows: RowsLakeWriter, report: IngestReport,
+                    runner_keys: int, first_id: int, lake_rows: RowsLakeWriter, report: IngestReport,
                     progress, info: dict[int, FileRows]) -> set[str]:
     """Insert batch after batch while the reader parses the next one. Returns the benchmarks where
     file rows replaced rows of runs."""
@@ -468,11 +474,13 @@ def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incomin
                 n = sum(hits.values())
                 where |= set(hits)
                 if n:
-                    con.execute(f"DELETE FROM scores s USING ({incoming}) i WHERE {key_match} AND s.origin = 'runner'")
+                    score_store.execute(con, f"DELETE FROM scores s USING ({incoming}) i "
+                                             f"WHERE {key_match} AND s.origin = 'runner'")
                     replaced += n
             with report.timed("insert"):
-                con.execute(f"""INSERT INTO scores SELECT model, benchmark, subdir, instance_id, score, metric_name,
-                                                          'ingest', source_ref, ? FROM ({incoming})""", [recorded_at])
+                # the per-file constants are in score_sources already: four narrow columns per row
+                con.execute("INSERT INTO score_rows SELECT ? + fi, instance_id, score, metric_name FROM batch_rows",
+                            [first_id])
         finally:
             con.unregister("batch_rows")
         with report.timed("wait_lake"):

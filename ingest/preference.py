@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest import score_store
+
 PACE = "pace"
 INDEX = "openhands-index"
 SOURCES = (PACE, INDEX)
@@ -29,9 +31,12 @@ EVERY_MODEL = "*"
 
 #: rows per ingested file that the warehouse holds: in scores, or kept out of it by the rule (scores_displaced);
 #: a file whose count falls short of score_files.n_rows lost rows outside ingest
-PRESENT_ROWS = """SELECT source_ref AS path, count(*) AS n FROM (
-                      SELECT source_ref FROM scores WHERE origin = 'ingest'
-                      UNION ALL SELECT source_ref FROM scores_displaced) GROUP BY 1"""
+#: (counted per source id first: one pass over score_rows' narrow id column)
+PRESENT_ROWS = """SELECT path, sum(n) AS n FROM (
+                      SELECT s.source_ref AS path, c.n
+                      FROM (SELECT source_id, count(*) AS n FROM score_rows GROUP BY 1) AS c
+                      JOIN score_sources AS s USING (source_id) WHERE s.origin = 'ingest'
+                      UNION ALL SELECT source_ref, count(*) FROM scores_displaced GROUP BY 1) GROUP BY 1"""
 #: the rows of both tables (``scores`` and ``scores_displaced`` have the same columns)
 BOTH_TABLES = "(SELECT * FROM scores UNION ALL BY NAME SELECT * FROM scores_displaced)"
 
@@ -99,10 +104,10 @@ def refresh(con: duckdb.DuckDBPyConnection) -> set[str]:
                                             "SELECT benchmark FROM preference_in").fetchall()}
     if not benchmarks:
         return set()
-    con.execute(f"DELETE FROM scores AS t USING preference_out AS x WHERE {key}")
+    score_store.execute(con, f"DELETE FROM scores AS t USING preference_out AS x WHERE {key}")
     con.execute("INSERT INTO scores_displaced BY NAME SELECT * FROM preference_out")
     con.execute(f"DELETE FROM scores_displaced AS t USING preference_in AS x WHERE {key}")
-    con.execute("INSERT INTO scores BY NAME SELECT * FROM preference_in")
+    score_store.append(con, "SELECT * FROM preference_in")
     return benchmarks
 
 

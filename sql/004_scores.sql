@@ -1,15 +1,11 @@
--- The long fact table: one row per (model, benchmark, subdir, instance_id).
--- score is NULL when the source gave an empty or non-numeric value; it is never turned into 0 here
--- (the compat modelling layer reproduces the published zero-filling itself).
--- Uniqueness of the key is kept by ingest and the runners (no index: bulk loads stay fast).
-CREATE TABLE IF NOT EXISTS scores (
-    model        VARCHAR NOT NULL,
-    benchmark    VARCHAR NOT NULL,
-    subdir       VARCHAR NOT NULL,       -- '' for a benchmark without leaves
-    instance_id  VARCHAR NOT NULL,
-    score        DOUBLE,
-    metric_name  VARCHAR,
-    origin       VARCHAR NOT NULL CHECK (origin IN ('ingest', 'runner')),
-    source_ref   VARCHAR NOT NULL,       -- score_files.path for ingest, 'run:<run_id>' for runners
-    recorded_at  TIMESTAMP NOT NULL
-);
+-- The long fact table as every query reads it: one row per (model, benchmark, subdir, instance_id),
+-- stored as score_rows + score_sources. Writes (INSERT / DELETE / UPDATE on scores, also through
+-- `pace sql --write`) are carried out on those two tables by ingest.score_store.
+--   subdir       '' for a benchmark without leaves
+--   score        NULL when the source gave an empty or non-numeric value (never turned into 0 here)
+--   origin       'ingest' (a score file) or 'runner' (`pace run`)
+--   source_ref   score_files.path for ingest, 'run:<run_id>' for runners
+CREATE OR REPLACE VIEW scores AS
+SELECT s.model, s.benchmark, s.subdir, r.instance_id, r.score, r.metric_name, s.origin, s.source_ref,
+       s.recorded_at
+FROM score_rows AS r JOIN score_sources AS s USING (source_id);

@@ -100,7 +100,7 @@ def add_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str, *, yes: bo
                             "is that a misnamed file or a whole other model? Confirm with --yes")
         con.execute("INSERT OR REPLACE INTO model_aliases VALUES (?, ?)", [plan.alias, plan.model])
         con.execute("DELETE FROM model_holds WHERE model = ?", [plan.alias])
-        con.execute("UPDATE scores SET model = ? WHERE model = ?", [plan.model, plan.alias])
+        con.execute("UPDATE score_sources SET model = ? WHERE model = ?", [plan.model, plan.alias])
         con.execute("UPDATE scores_displaced SET model = ? WHERE model = ?", [plan.model, plan.alias])
         con.execute("UPDATE score_files SET model = ? WHERE model = ?", [plan.model, plan.alias])
         rename_model(con, plan.alias, plan.model)

@@ -49,7 +49,7 @@ from warehouse.roles import set_role
 from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
-from warehouse.sqlguard import after_write, before_write, explain
+from warehouse.sqlguard import after_write, before_write, explain, run as run_sql
 from warehouse.storing import transaction
 from ingest.openhands_index import import_index, read_index
 from ingest.preference import EVERY_MODEL, SOURCES
@@ -292,7 +292,7 @@ class Warehouse:
             try:
                 if write:
                     before_write(con, query)
-                rel = con.sql(query, params=params) if params is not None else con.sql(query)
+                rel = run_sql(con, query, params)
                 result = None if rel is None else (
                     rel.to_arrow_table() if output == "arrow" else rel.df() if output == "pandas"
                     else (list(rel.columns), rel.fetchall()))

@@ -33,6 +33,7 @@ import duckdb
 
 from ingest.derived import is_stale, refresh_stale, stale
 from ingest.lake import sync_lake, writable_folders
+from ingest.score_store import append as append_scores
 from warehouse.errors import UserError, WarehouseBusy
 from warehouse.settings import DEFAULT_LOCK_WAIT, SQL_DIR, db_path, lock_wait
 from warehouse.storing import fill_fit_constants
@@ -94,13 +95,29 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     for kind, name in schema_objects():
         if kind == "TABLE" and name in views:
             con.execute(f"DROP VIEW {name}")
-    for path in sql_files():
-        try:
-            con.execute(path.read_text(encoding="utf-8"))
-        except duckdb.Error as exc:  # a broken schema file is a bug: say which one
-            raise RuntimeError(f"{path.name}: {exc}") from exc
-    fill_fit_constants(con)        # fits stored before a per-fit constant existed
-    con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
+    # `scores` was a table of nine columns before score_rows / score_sources: its rows move over, in one
+    # transaction (a kill in between leaves the old table as it was)
+    old_scores = _has_table(con, "scores")
+    if old_scores:
+        con.execute("BEGIN TRANSACTION")
+        con.execute("ALTER TABLE scores RENAME TO scores_before_sources")
+    try:
+        for path in sql_files():
+            try:
+                con.execute(path.read_text(encoding="utf-8"))
+            except duckdb.Error as exc:  # a broken schema file is a bug: say which one
+                raise RuntimeError(f"{path.name}: {exc}") from exc
+        if old_scores:
+            append_scores(con, "SELECT * FROM scores_before_sources")
+            con.execute("DROP TABLE scores_before_sources")
+        fill_fit_constants(con)        # fits stored before a per-fit constant existed
+        con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
+        if old_scores:
+            con.execute("COMMIT")
+    except BaseException:
+        if old_scores:
+            con.execute("ROLLBACK")
+        raise
 
 
 def schema_problem(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -135,7 +152,7 @@ def _has_meta(con: duckdb.DuckDBPyConnection) -> bool:
 
 def _refuse_foreign(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """A DuckDB file that never was a warehouse is not turned into one by a read or repair command."""
-    if not _has_table(con, "scores") and not _has_meta(con):
+    if not _has_table(con, "scores") and not _has_table(con, "score_rows") and not _has_meta(con):
         con.close()
         raise UserError(f"{path} is a DuckDB file but not a pace warehouse (no scores table)")
 

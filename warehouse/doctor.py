@@ -29,7 +29,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import derived, preference, summaries
+from ingest import derived, preference, score_store, summaries
 from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
                          leftovers, mark_pending, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
 from warehouse.connect import connect, describe_open_error, schema_problem
@@ -212,7 +212,7 @@ def _refuse_working(db: Path) -> None:
     try:
         tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() "
                                             "WHERE database_name = current_database()").fetchall()]
-        if "scores" not in tables:
+        if "scores" not in tables and "score_rows" not in tables:     # the table, or (now) the view's rows
             raise UserError(f"{db} is a DuckDB file but not a pace warehouse (no scores table): --from-lake does not "
                             "replace it; choose another --db")
         for table in tables:                      # every block read: a damaged one fails here
@@ -247,7 +247,7 @@ def _fill(con: duckdb.DuckDBPyConnection, lake: Path) -> tuple[list[str], dict[s
     con.execute("BEGIN TRANSACTION")
     for benchmark in readable:
         glob = str(lake / LAKE_TABLE / f"benchmark={benchmark}" / "*.parquet").replace("'", "''")
-        con.execute(f"""INSERT INTO scores BY NAME
+        score_store.append(con, f"""
                         SELECT * FROM read_parquet('{glob}', hive_partitioning = true, hive_types_autocast = false,
                                                    union_by_name = true)
                         ORDER BY model, subdir, instance_id""")

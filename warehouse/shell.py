@@ -4,7 +4,7 @@ from __future__ import annotations
 import duckdb
 
 from warehouse.output import console, err_console, print_rows
-from warehouse.sqlguard import before_write, explain
+from warehouse.sqlguard import before_write, explain, run as run_sql
 
 
 def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False) -> int:
@@ -39,7 +39,7 @@ def run_shell(con: duckdb.DuckDBPyConnection, stdin=None, *, write: bool = False
         try:
             if write:
                 before_write(con, statement)        # recomputed when the shell ends (sqlguard.after_write)
-            rel = con.sql(statement)
+            rel = run_sql(con, statement)
             result = None if rel is None else (rel.columns, rel.fetchall())
         except duckdb.Error as exc:
             failed += 1

@@ -7,12 +7,14 @@ file, URL and extension access off (with ``--write``: except the lake folders pa
 configuration locked. DuckDB then refuses whatever would write the warehouse, reach a file, or change
 a setting that could, however the statement is spelled; so no list of statements is checked here.
 What stays is what DuckDB cannot know: whether a statement may change ``scores`` (so the stored
-collapsed cells are marked stale before it runs) and how to explain a refusal.
+collapsed cells are marked stale before it runs), how to explain a refusal, and that a write of the
+view ``scores`` is one of its two tables' (:func:`run`, :mod:`ingest.score_store`).
 """
 from __future__ import annotations
 
 import duckdb
 
+from ingest import score_store
 from ingest.derived import mark_stale, refresh_stale
 from ingest.lake import lake_drift, sync_lake
 from warehouse.errors import UserError
@@ -29,6 +31,13 @@ def statement_types(con: duckdb.DuckDBPyConnection, query: str) -> list[str]:
 def writes(con: duckdb.DuckDBPyConnection, query: str) -> bool:
     """Whether ``query`` holds a statement that may change the warehouse."""
     return any(kind not in READ_ONLY for kind in statement_types(con, query))
+
+
+def run(con: duckdb.DuckDBPyConnection, query: str, params=None):
+    """Run ad-hoc SQL: INSERT / DELETE / UPDATE of ``scores`` are carried out on the tables behind the view
+    (score_rows, score_sources: :mod:`ingest.score_store`), so a read-only open refuses them as DuckDB
+    refuses any write, and a write open does them."""
+    return score_store.execute_script(con, query, params)
 
 
 def before_write(con: duckdb.DuckDBPyConnection, query: str) -> None:
@@ -61,11 +70,15 @@ def after_write(con: duckdb.DuckDBPyConnection) -> None:
     except duckdb.TransactionException:
         pass                            # none was open
 
-    gone = con.execute("""SELECT count(*) = 0 FROM duckdb_tables()
-                          WHERE database_name = current_database() AND schema_name = 'main'
-                            AND table_name = 'scores'""").fetchone()[0]
+    gone = con.execute("""SELECT count(*) < 3 FROM (
+                              SELECT table_name FROM duckdb_tables()
+                              WHERE database_name = current_database() AND schema_name = 'main'
+                                AND table_name IN ('score_rows', 'score_sources')
+                              UNION ALL SELECT view_name FROM duckdb_views()
+                              WHERE database_name = current_database() AND schema_name = 'main'
+                                AND view_name = 'scores')""").fetchone()[0]
     if gone:
-        raise UserError("the scores table is gone, so the lake was left as it was: `pace ingest` of each "
+        raise UserError("the scores table is gone (the view scores or its tables score_rows, score_sources), so the lake was left as it was: `pace ingest` of each "
                         "results tree restores it (and `pace doctor` then says what is still missing)")
     failed = None
     try:                # first, so that the lake partitions written below are recorded with the new counts

@@ -13,6 +13,7 @@ from ingest import collapsed, derived
 from ingest.lake import lake_drift, pending
 from tests.helpers import Killed, kill_at
 from warehouse.connect import connect
+from ingest import score_store
 
 CELL = ("m1", "aime25", "exact_match", "", "near_zero")
 
@@ -25,7 +26,7 @@ def db(tmp_path):
     import_pack(con, aime_pack(tmp_path))
     con.execute("INSERT INTO benchmarks VALUES ('aime25', 'source')")
     for model in ("a", "b", "c"):
-        con.execute("""INSERT INTO scores SELECT ?, 'aime25', 'exact_match', i::VARCHAR, 1.0, 'exact_match',
+        score_store.execute(con, """INSERT INTO scores SELECT ?, 'aime25', 'exact_match', i::VARCHAR, 1.0, 'exact_match',
                        'runner', 'run:x', now() FROM range(4) t(i)""", [model])
     derived.refresh(con)
     con.close()

@@ -18,6 +18,7 @@ from eval_runners.pricing import PriceTable
 from eval_runners.run import RunBlocked, RunOptions, process_start_tick, run_plan
 from eval_runners.secrets import Credentials
 from warehouse.connect import connect
+from ingest import score_store
 
 PRICES = PriceTable.from_mapping({"models": {"m1": {"input": 3.0, "output": 15.0}}})
 
@@ -142,7 +143,7 @@ def test_failed_call_stored_no_row_then_retried(con, chat_server):
 
 
 def test_ingested_row_never_overwritten(con, chat_server):
-    con.execute("""INSERT INTO scores VALUES ('m1','aime25','exact_match','0',0.5,'exact_match','ingest','f.csv',now())""")
+    score_store.execute(con, """INSERT INTO scores VALUES ('m1','aime25','exact_match','0',0.5,'exact_match','ingest','f.csv',now())""")
     srv = chat_server(aime_script())
     s = run_plan(con, "m1", aime_plan(), credentials=creds(srv), options=opts())
     assert s.already_scored == 1 and s.paid_calls == 3

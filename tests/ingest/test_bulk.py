@@ -17,6 +17,7 @@ from ingest.lake import lake_drift
 from ingest.load import ingest_tree
 from tests.helpers import Killed, kill_at, write_csv
 from warehouse.connect import connect
+from ingest import score_store
 
 # file -> (bytes, how the batch reader reads it)
 FILES = {
@@ -200,7 +201,7 @@ def test_file_rows_that_replace_runs_rewrite_the_partition(tmp_path):
     lake = tmp_path / "lake"
     con = connect(tmp_path / "w.duckdb")
     ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
-    con.execute("INSERT INTO scores VALUES ('C', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
+    score_store.execute(con, "INSERT INTO scores VALUES ('C', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
     from ingest.lake import mark_pending, sync_lake
     mark_pending(con, ["gaia"])
     sync_lake(con, lake=lake)

@@ -12,6 +12,7 @@ import pytest
 from tests.helpers import run_pace, synthetic_warehouse
 from warehouse import Warehouse
 from warehouse.connect import connect
+from ingest import score_store
 
 ROWS = "SELECT model, benchmark, subdir, instance_id, score, metric_name FROM scores ORDER BY ALL"
 
@@ -22,7 +23,7 @@ def source(tmp_path_factory):
     db, summary = synthetic_warehouse(tmp_path_factory.mktemp("eee"), n_models=5, seed=4, scale=0.05)
     con = connect(db)
     try:
-        con.execute("UPDATE scores SET score = NULL WHERE instance_id = (SELECT min(instance_id) FROM scores "
+        score_store.execute(con, "UPDATE scores SET score = NULL WHERE instance_id = (SELECT min(instance_id) FROM scores "
                     "WHERE benchmark = 'ifeval') AND benchmark = 'ifeval'")
     finally:
         con.close()

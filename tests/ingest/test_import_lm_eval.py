@@ -16,6 +16,7 @@ from ingest.lake import lake_drift
 from ingest.load import ingest_tree
 from tests.helpers import run_pace
 from warehouse.connect import connect
+from ingest import score_store
 
 TIME = "2025-03-04T10-11-12.123456"
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
@@ -270,7 +271,7 @@ def test_rows_deleted_by_hand_are_named_by_doctor_and_reloaded_by_the_import(wh,
     from warehouse.doctor import run_doctor
 
     import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")
-    wh.execute("DELETE FROM scores WHERE benchmark = 'ifeval' AND instance_id = '1'")
+    score_store.execute(wh, "DELETE FROM scores WHERE benchmark = 'ifeval' AND instance_id = '1'")
     report = run_doctor(wh, repair=False, scan=True)          # deleted by another client: a scan sees it
     assert any(f"`pace import lm-eval {lm_run.resolve()} --map MAP` reloads them" in p for p in report["problems"])
     again = import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")

@@ -15,6 +15,7 @@ from ingest.synthetic import generate_tree
 from tests.conftest import SHARED
 from tests.helpers import Killed, kill_at, run_pace, write_csv
 from warehouse.connect import connect
+from ingest import score_store
 
 
 def _tree(root: Path, models: dict[str, float], bench: str = "src") -> Path:
@@ -84,11 +85,11 @@ def test_rows_deleted_outside_ingest_are_reloaded(tmp_path):
     tree = _tree(tmp_path / "t", {"A": 0.1, "B": 0.9})
     con = connect(tmp_path / "w.duckdb")
     ingest_tree(con, tree, tmp_path / "lake")
-    con.execute("DELETE FROM scores WHERE model = 'A' AND benchmark = 'src'")
+    score_store.execute(con, "DELETE FROM scores WHERE model = 'A' AND benchmark = 'src'")
     report = ingest_tree(con, tree, tmp_path / "lake")
     assert report.files_reloaded == 1 and _rows(con, "A") == 3
     assert any(a.kind == "reloaded_rows" and a.where == "src/leaf/A.csv" for a in report.anomalies)
-    con.execute("DROP TABLE scores")
+    con.execute("DROP VIEW scores; DROP TABLE score_rows; DROP TABLE score_sources")
     con.close()
     con = connect(tmp_path / "w.duckdb")                                  # the schema comes back on open
     report = ingest_tree(con, tree, tmp_path / "lake")
@@ -133,7 +134,7 @@ def test_alias_and_runner_rows_reach_the_lake(tmp_path):
                                         hive_partitioning = true) ORDER BY 1""").fetchall()
     assert lake == [("A",), ("B",)]
     con = connect(db)
-    con.execute("INSERT INTO scores VALUES ('New', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
+    score_store.execute(con, "INSERT INTO scores VALUES ('New', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
     mark_pending(con, ["gaia"])
     assert lake_drift(con) and sync_lake(con) == ["gaia"] and lake_drift(con) == {}
 

@@ -13,6 +13,7 @@ from ingest.lake import lake_drift
 from ingest.load import ingest_tree
 from tests.helpers import run_pace, write_csv
 from warehouse.connect import connect
+from ingest import score_store
 
 
 def _tree(root):
@@ -36,7 +37,7 @@ def test_status_and_check_read_the_counts_kept_and_a_scan_finds_an_outside_write
             if b["rows"]} == {"gaia": (6, 2, 3), "src": (9, 3, 3)}
     assert status["lake_drift"] == [] and run_pace("doctor", "--check", "--db", db).exit_code == 0
     raw = duckdb.connect(str(db))                          # another DuckDB client, not pace
-    raw.execute("DELETE FROM scores WHERE model = 'A' AND benchmark = 'src'")
+    score_store.execute(raw, "DELETE FROM scores WHERE model = 'A' AND benchmark = 'src'")
     raw.close()
     assert json.loads(run_pace("status", "--db", db, "--json").stdout)["rows"] == 15     # counts as kept
     assert run_pace("doctor", "--check", "--db", db).exit_code == 0                    # nothing scanned
@@ -99,7 +100,7 @@ def test_a_second_tree_adds_its_counts_and_ingest_reloads_rows_deleted_outside(t
     write_csv(tmp_path / "u" / "gaia" / "D.csv", "id,score,metric_name\ng,1,acc\n")
     ingest_tree(con, tmp_path / "u", tmp_path / "lake")
     assert summaries.drift(con) == {} and summaries.totals(con)[:2] == (16, 7)
-    con.execute("DELETE FROM scores WHERE model = 'D'")         # by hand: the counts do not know
+    score_store.execute(con, "DELETE FROM scores WHERE model = 'D'")         # by hand: the counts do not know
     report = ingest_tree(con, tmp_path / "u", tmp_path / "lake")
     assert report.files_reloaded == 1 and summaries.drift(con) == {}
 

@@ -9,6 +9,7 @@ from ingest.synthetic import generate_tree
 from tests.helpers import synthetic_warehouse, write_index
 from warehouse.anchors import fit_anchors, store_anchor_fit
 from warehouse.connect import connect
+from ingest import score_store
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +40,7 @@ def tiny_fitted(tmp_path_factory):
                                         "Xeno-1": {"gaia": {i: True for i in gaia}}}, synthetic=True)
     import_index(con, index)
     # one model's ifeval rows as if `pace run` had written them: models.origins then holds two values
-    con.execute("""UPDATE scores SET origin = 'runner', source_ref = 'run:tiny'
+    score_store.execute(con, """UPDATE scores SET origin = 'runner', source_ref = 'run:tiny'
                    WHERE benchmark = 'ifeval' AND model = (SELECT min(model) FROM scores)""")
     sync_lake(con, ["ifeval"])
     sources = ["planbench", "lifbench", "ifeval"]

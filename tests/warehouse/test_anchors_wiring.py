@@ -14,6 +14,7 @@ from models.anchors.target import Prior, estimate
 from tests.helpers import run_pace
 from warehouse.anchors import stored_target
 from warehouse.api import Warehouse
+from ingest import score_store
 
 TARGETS = ("gaia", "swebench", "swebench_multimodal", "swtbench")
 
@@ -66,7 +67,7 @@ def _keep_anchors(db, model: str, keep: int, seed: int = 0) -> dict[str, set]:
                                "ORDER BY 1, 2", [model, target]).fetchall()
             chosen = {keys[i] for i in rng.choice(len(keys), size=keep, replace=False)}
             for key in set(keys) - chosen:
-                con.execute("DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ? AND instance_id = ?",
+                score_store.execute(con, "DELETE FROM scores WHERE model = ? AND benchmark = ? AND subdir = ? AND instance_id = ?",
                             [model, target, *key])
             kept[target] = chosen
     return kept
@@ -96,7 +97,7 @@ def test_the_sql_estimate_is_the_numpy_estimate(copy):
 def test_zero_anchors_give_the_sources_answer_and_metadata_only_a_prior_estimate(copy):
     db, held = copy
     with Warehouse(db).connect(write=True) as con:
-        con.execute("DELETE FROM scores WHERE model = ? AND benchmark IN (SELECT benchmark FROM benchmarks "
+        score_store.execute(con, "DELETE FROM scores WHERE model = ? AND benchmark IN (SELECT benchmark FROM benchmarks "
                     "WHERE role = 'target')", [held])
         sources = dict(con.execute("SELECT target, predicted FROM source_predictions WHERE model = ?",
                                    [held]).fetchall())
@@ -136,7 +137,7 @@ def test_plan_lists_k_unseen_anchors_per_target_and_follows_the_results(copy):
     with Warehouse(db).connect(write=True) as con:
         before = con.execute("SELECT count(*) FROM scores WHERE model = ? AND benchmark = ?", [held, first]).fetchone()
         for subdir, instance_id in per_target[first]:          # its own results, as an import would bring them
-            con.execute("INSERT INTO scores SELECT * FROM held_back WHERE benchmark = ? AND subdir = ? "
+            score_store.execute(con, "INSERT INTO scores SELECT * FROM held_back WHERE benchmark = ? AND subdir = ? "
                         "AND instance_id = ?", [first, subdir, instance_id])
         after = con.execute("SELECT count(*) FROM scores WHERE model = ? AND benchmark = ?", [held, first]).fetchone()
     assert after[0] == before[0] + 4

@@ -25,6 +25,7 @@ from warehouse.roles import set_role
 from warehouse.settings import SQL_DIR
 from warehouse.shell import run_shell
 from warehouse.sqlguard import after_write
+from ingest import score_store
 
 GOOD = "".join(f"{i},{1.0 if i % 10 < 8 else 0.0},acc\n" for i in range(40))     # mean 0.8
 ZERO = "".join(f"{i},0.0,acc\n" for i in range(40))
@@ -231,7 +232,7 @@ def test_alias_killed_while_recomputing_renames_nothing(wh, monkeypatch):
 def test_a_mark_left_by_a_stopped_writer_is_finished_by_the_next_open(tmp_path):
     db, con = ingested(tmp_path)
     derived.mark_stale(con)                                 # as `pace sql --write` does before it writes
-    con.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")     # its rows; then it is killed
+    score_store.execute(con, "UPDATE scores SET score = 1 WHERE model = 'Broken'")     # its rows; then it is killed
     con.close()
     con = connect(db, read_only=True, refresh_collapsed=False)
     assert collapsed.is_stale(con) and stored(con) == {("Broken", "bench", "a", "", "near_zero")}
@@ -260,7 +261,7 @@ def test_doctor_reports_and_recomputes_a_store_changed_outside_pace(tmp_path):
     db, con = ingested(tmp_path)
     con.close()
     raw = duckdb.connect(str(db))                           # a DuckDB client, not pace
-    raw.execute("UPDATE scores SET score = 1 WHERE model = 'Broken'")
+    score_store.execute(raw, "UPDATE scores SET score = 1 WHERE model = 'Broken'")
     raw.close()
     assert run_pace("doctor", "--check", "--db", db).exit_code == 0     # reads what pace kept: sees nothing
     check = run_pace("doctor", "--check", "--scan", "--db", db, "--json")
@@ -280,7 +281,7 @@ def test_doctor_recomputes_source_leaf_sizes_changed_outside_pace(tmp_path):
     db, con = ingested(tmp_path)
     con.close()
     raw = duckdb.connect(str(db))                           # a DuckDB client, not pace: one more instance of bench/b
-    raw.execute("INSERT INTO scores SELECT model, benchmark, subdir, 'extra', score, metric_name, origin, source_ref, "
+    score_store.execute(raw, "INSERT INTO scores SELECT model, benchmark, subdir, 'extra', score, metric_name, origin, source_ref, "
                 "recorded_at FROM scores WHERE model = 'M1' AND subdir = 'b' LIMIT 1")
     raw.close()
     check = run_pace("doctor", "--check", "--scan", "--db", db, "--json")

@@ -11,6 +11,7 @@ from warehouse.connect import connect
 from warehouse.evaluate import EvalRequest, run_abs
 from warehouse.run_outputs import write_pair_predictions_csv, write_predictions_csv
 from warehouse.matrices import build_matrices, published_arrays
+from ingest import score_store
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ def test_masked_truths_are_null_and_skipped_by_metrics_and_plots(con, tmp_path):
     from warehouse.plots import plot_predictions
 
     victim = con.execute("SELECT model FROM model_rows() ORDER BY row LIMIT 1").fetchall()[0][0]
-    con.execute("DELETE FROM scores WHERE model = ? AND benchmark = 'gaia'", [victim])
+    score_store.execute(con, "DELETE FROM scores WHERE model = ? AND benchmark = 'gaia'", [victim])
     run_id = run_abs(con, EvalRequest(method="default", count=20, B=10, seed=1))
     actual = con.execute("SELECT actual FROM loocv_predictions WHERE run_id = ? AND model = ? AND target = 'gaia'",
                          [run_id, victim]).fetchall()[0][0]

@@ -13,6 +13,7 @@ from tests.helpers import run_pace
 from warehouse.connect import connect
 from warehouse.fit import FitRequest, fit_and_store, interval_offsets, loo_interval_coverage
 from warehouse.plan import plan_rows
+from ingest import score_store
 
 HELD_OUT = None
 
@@ -77,8 +78,9 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     todo = [k for k in plan if source.get(k) is not None]
     seen = []
     for batch in (todo[: len(todo) // 3], todo[len(todo) // 3:]):
-        con.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, 'm', 'runner', 'run:test', now())",
-                        [(newcomer, *k, source[k]) for k in batch])
+        for k in batch:
+            score_store.execute(con, "INSERT INTO scores VALUES (?, ?, ?, ?, ?, 'm', 'runner', 'run:test', now())",
+                                [newcomer, *k, source[k]])
         seen.append(dict((t, (p, c)) for t, p, c in con.execute(
             "SELECT target, predicted, coverage FROM predictions WHERE model = ?", [newcomer]).fetchall()))
     assert len(seen[0]) == 4 and seen[0] != seen[1]
@@ -90,7 +92,7 @@ def test_appending_a_new_models_rows_changes_its_prediction_without_refit(fitted
     assert {a for (a,) in con.execute("SELECT DISTINCT ability FROM predictions WHERE model = ?",
                                       [newcomer]).fetchall()} == {None}
     # with every source score of the held-out model it gets exactly the same prediction
-    con.execute("""INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, 'runner', 'run:test',
+    score_store.execute(con, """INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, 'runner', 'run:test',
                    now() FROM scores s JOIN benchmarks USING (benchmark)
                    WHERE s.model = ? AND role = 'source'
                    AND (benchmark, subdir, instance_id) NOT IN (SELECT (benchmark, subdir, instance_id)
@@ -115,7 +117,9 @@ def test_a_model_run_on_its_plan_gets_no_ability_from_the_rows_its_calls_also_sc
     rows = [r for r in con.execute("SELECT benchmark, subdir, instance_id, score FROM scores WHERE model = ?",
                                    [held_out]).fetchall() if call_of(*r[:3]) in calls]
     assert len(rows) > len(calls)                  # some calls score more than one row
-    con.executemany("INSERT INTO scores VALUES ('Newcomer-2', ?, ?, ?, ?, 'm', 'runner', 'run:test', now())", rows)
+    for row in rows:
+        score_store.execute(con, "INSERT INTO scores VALUES ('Newcomer-2', ?, ?, ?, ?, 'm', 'runner', 'run:test', now())",
+                            list(row))
     got = con.execute("SELECT DISTINCT ability FROM predictions WHERE model = 'Newcomer-2'").fetchall()
     assert got == [(None,)]
 
@@ -135,7 +139,7 @@ def test_plan_and_predict_commands(fitted, tmp_path):
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["predictions"]) == 4
     con = connect(work)          # take a few of the proxy's instances away from the held-out model
-    con.execute("""DELETE FROM scores WHERE model = ? AND (benchmark, subdir, instance_id) IN
+    score_store.execute(con, """DELETE FROM scores WHERE model = ? AND (benchmark, subdir, instance_id) IN
                    (SELECT (benchmark, subdir, instance_id) FROM proxy_instances WHERE task = 'abs' LIMIT 5)""",
                 [held_out])
     con.close()

@@ -23,6 +23,7 @@ from warehouse.errors import UserError, audience
 from warehouse.evaluate import evaluate_split, resolve
 from warehouse.matrices import build_matrices
 from warehouse.methods.data import Fold, Folds
+from ingest import score_store
 
 SOURCES = "planbench ifeval"
 COMMON = dict(count=10, seed=2, sources=SOURCES)
@@ -215,7 +216,7 @@ def test_a_split_of_several_models_and_the_training_set(warehouse, tmp_path):
     first = _rows(copy, Warehouse(copy).loocv("abs", method="anchors", anchors=3, split="low-3", **COMMON).run_id)
     assert len({m for m, _ in first}) == 3
     with Warehouse(copy).connect(write=True) as con:
-        con.execute("DELETE FROM scores WHERE model = 'Xeno-2'")
+        score_store.execute(con, "DELETE FROM scores WHERE model = 'Xeno-2'")
     again = _rows(copy, Warehouse(copy).loocv("abs", method="anchors", anchors=3, split="low-3", **COMMON).run_id)
     assert again.keys() == first.keys()
     moved = [k for k in first if k[1] in ("gaia", "swebench") and first[k][0] != again[k][0]]

@@ -10,6 +10,7 @@ import pytest
 from ingest.load import ingest_tree
 from tests.helpers import run_pace, synthetic_warehouse, write_csv
 from warehouse.connect import connect
+from ingest import score_store
 
 TAIL = 3
 
@@ -67,7 +68,7 @@ def test_families_set_and_reset(work_db):
 def test_target_means_is_null_for_a_model_without_target_scores(work_db):
     db, _ = work_db
     con = connect(db)
-    con.execute("""INSERT INTO scores SELECT 'SourcesOnly', benchmark, subdir, instance_id, score, metric_name,
+    score_store.execute(con, """INSERT INTO scores SELECT 'SourcesOnly', benchmark, subdir, instance_id, score, metric_name,
                    'runner', 'run:t', now() FROM scores JOIN benchmarks USING (benchmark)
                    WHERE model = 'Talis-3.2' AND role = 'source'""")
     con.close()
@@ -182,7 +183,7 @@ def test_predict_fits_a_restricted_proxy_for_a_model_lacking_a_benchmark(fitted_
     # a newcomer with one model's source scores, but no lifbench at all
     donor = next(m for m in summary.multimodal_models if m not in summary.models[-TAIL:])
     con = connect(work)
-    con.execute("""INSERT INTO scores SELECT 'Newcomer', benchmark, subdir, instance_id, score, metric_name, 'runner',
+    score_store.execute(con, """INSERT INTO scores SELECT 'Newcomer', benchmark, subdir, instance_id, score, metric_name, 'runner',
                    'run:t', now() FROM scores JOIN benchmarks USING (benchmark)
                    WHERE model = ? AND role = 'source' AND benchmark <> 'lifbench'""", [donor])
     con.close()

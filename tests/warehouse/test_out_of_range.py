@@ -20,6 +20,7 @@ from models.default.shrinkage import robust_range
 from tests.helpers import run_pace, write_index
 from warehouse.anchors import TargetAnchors
 from warehouse.api import Warehouse, _width_notes
+from ingest import score_store
 
 TRAINING_DATES = ["2025-07-01", "2025-08-15", "2025-09-01", "2025-10-01", "2025-11-01", "2025-12-01",
                   "2026-01-01", "2026-01-15", "2026-02-01"]
@@ -42,7 +43,7 @@ def dated(tmp_path_factory):
     with wh.connect(write=True) as con:
         order = [m for (m,) in con.execute("SELECT model FROM source_ability ORDER BY ability, model").fetchall()]
         held = order[len(order) // 2]
-        con.execute("DELETE FROM scores WHERE model = ? AND benchmark IN (SELECT benchmark FROM benchmarks "
+        score_store.execute(con, "DELETE FROM scores WHERE model = ? AND benchmark IN (SELECT benchmark FROM benchmarks "
                     "WHERE role = 'target')", [held])
         trained = sorted(m for m in order if m != held)
         gaia = {m: dict(con.execute("SELECT instance_id, score = 1 FROM scores WHERE model = ? AND benchmark = 'gaia'",
@@ -218,7 +219,7 @@ def test_in_range_models_keep_the_residual_interval_exactly(dated):
 def test_an_anchored_prediction_keeps_its_own_interval_when_flagged(work):
     db, held, _ = work
     with Warehouse(db).connect(write=True) as con:          # three swebench anchors: the held model's own results
-        con.execute("""INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
+        score_store.execute(con, """INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
                        'anchors:t', now() FROM scores WHERE benchmark = 'swebench'
                        AND model = (SELECT min(model) FROM scores WHERE benchmark = 'swebench') LIMIT 3""", [held])
     prior = "SELECT prior_kind, prior_sd FROM anchor_estimates WHERE model = ? AND target = 'swebench'"
@@ -243,7 +244,7 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
     few, most = sorted(sources)[:2], sorted(sources)[1:]
     with Warehouse(db).connect(write=True) as con:
         for name, keep in (("Fewsources-1", few), ("Mostsources-1", most)):
-            con.execute("""INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
+            score_store.execute(con, """INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
                            'run:t', now() FROM scores WHERE model = ? AND benchmark IN (SELECT unnest(?::VARCHAR[]))""",
                         [name, donor, keep])
     thin = Warehouse(db).predict("Fewsources-1", allow_partial=True)
@@ -305,7 +306,7 @@ def test_an_unreachable_width_is_said_per_target():
 def test_a_set_date_follows_its_model_through_an_alias(work):
     db, held, _ = work
     with Warehouse(db).connect(write=True) as con:
-        con.execute("""INSERT INTO scores SELECT 'Spelling-A', benchmark, subdir, instance_id, score, metric_name,
+        score_store.execute(con, """INSERT INTO scores SELECT 'Spelling-A', benchmark, subdir, instance_id, score, metric_name,
                        origin, 'run:t', now() FROM scores WHERE model = ? AND benchmark = 'ifeval'""", [held])
     assert run_pace("metadata", "set", "Spelling-A", "--released", "2023-03-03", "--db", db).exit_code == 0
     assert run_pace("alias", "add", "Spelling-A", "Renamed-A", "--yes", "--db", db).exit_code == 0

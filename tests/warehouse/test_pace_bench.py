@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from tests.helpers import run_pace
+from ingest import score_store
 
 
 @pytest.fixture
@@ -248,7 +249,7 @@ def test_predict_after_importing_a_selection_fits_a_restricted_proxy(copy_db, tm
     assert run_pace("selections", "import", out, "--db", copy_db).exit_code == 0
     con = duckdb.connect(str(copy_db))
     model = con.execute("SELECT min(model) FROM scores WHERE benchmark = 'lifbench'").fetchone()[0]
-    con.execute("DELETE FROM scores WHERE model = ? AND benchmark = 'lifbench'", [model])
+    score_store.execute(con, "DELETE FROM scores WHERE model = ? AND benchmark = 'lifbench'", [model])
     imported = {f for (f,) in con.execute("SELECT DISTINCT fit_id FROM current_fits WHERE task = 'abs'").fetchall()}
     con.close()
     requests = []

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from warehouse.cli import app
 from warehouse.connect import connect
 from warehouse.plan import plan_rows, plan_value, zero_weight_left_out
+from ingest import score_store
 
 Z80 = NormalDist().inv_cdf(0.9)
 
@@ -39,7 +40,9 @@ def db(tmp_path):
               ("M1", "b1", "s", "i2", 1.0), ("M2", "b1", "s", "i2", 0.0),
               ("M1", "b2", "", "j1", 1.0), ("M2", "b2", "", "j1", 1.0),     # variance 0
               ("M1", "b2", "", "j2", 0.2), ("M2", "b2", "", "j2", 0.8)]     # variance 0.09
-    con.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, 'm', 'ingest', 'x', now())", scores)
+    score_store.append(con, "SELECT *, 'm' AS metric_name, 'ingest' AS origin, 'x' AS source_ref, now() AS recorded_at "
+                            "FROM (VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * len(scores)) + ") AS v(model, benchmark, "
+                            "subdir, instance_id, score)", [x for row in scores for x in row])
     con.close()
     return path
 
@@ -48,7 +51,7 @@ def test_only_weighted_instances_are_planned(db):
     con = connect(db)
     assert plan_rows(con, "New") == [("b1", "s", "i1"), ("b2", "", "j1"), ("b2", "", "j2")]
     assert zero_weight_left_out(con, "New") == 1
-    con.execute("INSERT INTO scores VALUES ('New', 'b1', 's', 'i1', 1.0, 'm', 'runner', 'r', now())")
+    score_store.execute(con, "INSERT INTO scores VALUES ('New', 'b1', 's', 'i1', 1.0, 'm', 'runner', 'r', now())")
     assert plan_rows(con, "New") == [("b2", "", "j1"), ("b2", "", "j2")]
 
 
@@ -63,7 +66,7 @@ def test_what_each_benchmark_buys(db):
     total = 0.0625 + 0.01 + 0.09
     assert b1["share"] == pytest.approx(0.0725 / total) and b2["share"] == pytest.approx(0.09 / total)
     assert v["total"] == pytest.approx({"gaia": Z80 * 0.25, "swebench": Z80 * (0.01 + 0.09) ** 0.5})
-    con.execute("INSERT INTO scores VALUES ('New', 'b2', '', 'j2', 0.5, 'm', 'runner', 'r', now())")
+    score_store.execute(con, "INSERT INTO scores VALUES ('New', 'b2', '', 'j2', 0.5, 'm', 'runner', 'r', now())")
     assert "b2" not in plan_value(con, "New")["per_benchmark"] or \
         plan_value(con, "New")["per_benchmark"]["b2"]["half_width"]["swebench"] == 0.0
 

@@ -159,7 +159,7 @@ def test_sql_write_is_explicit_and_keeps_the_lake_in_step(small_db):
     con = connect(small_db)
     assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 6 and lake_drift(con) == {}
     con.close()
-    _one_line_error(run_pace("sql", "DROP TABLE scores", "--db", small_db, "--write"), "scores table is gone",
+    _one_line_error(run_pace("sql", "DROP VIEW scores", "--db", small_db, "--write"), "scores table is gone",
                     "pace ingest")
 
 
