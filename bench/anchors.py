@@ -55,7 +55,7 @@ from anchors_data import TARGETS, AgenticData, load_targets  # noqa: E402
 from models.anchors import (ability_curve, ability_grid, estimate_full_mean, fit_items, mean_curve,  # noqa: E402
                             next_anchors, normal_log_prior, prediction_prior, random_draws, regression_prior,
                             stratified_draws)
-from models.anchors.calibration import conformal_factor, interval_scores, widen  # noqa: E402
+from models.anchors.calibration import conformal_factor, interval_scores, outside_factor, widen  # noqa: E402
 from models.anchors.features import metadata_features  # noqa: E402   (the features `pace fit` uses)
 from models.anchors.posterior import log_likelihood, posterior_weights  # noqa: E402
 from models.anchors.prior import conditional_prior  # noqa: E402
@@ -92,16 +92,23 @@ class Variant:
     point: str = "median"
     noise: bool = True
     slips: bool = True
+    # interval calibration: folds (inner folds) | extremes (also the inner weakest / strongest groups) |
+    # range (extremes, a factor per side of the inner training range) | pooled, pooled-range (every target's
+    # scores of the fold together)
+    calibration: str = "folds"
 
     def items_key(self):
         return (self.slopes, self.slope_sd, self.intercept_sd, self.slips)
 
 
 ONE_PL = {"slopes": "shared"}
+EXTREMES = 3       # calibration "extremes"/"range": the inner groups of the weakest and strongest training models
 VARIANTS = {
     # the chosen estimator (bench/results/anchors_experiments.md): 1PL with slips, adaptive anchors, posterior
-    # median, a Student-t prior from the metadata (else from the sources, else the population)
-    "anchors": Variant(prior="meta-src", dof=4.0, **ONE_PL),
+    # median, a Student-t prior from the metadata (else from the sources, else the population), its interval
+    # calibrated on inner folds and the extreme groups, every target's scores pooled, a factor per side of the
+    # training range (section 7)
+    "anchors": Variant(prior="meta-src", dof=4.0, calibration="pooled-range", **ONE_PL),
     "anchors+sources": Variant(prior="src*meta", **ONE_PL),   # sources x metadata, normal (the issue's design)
     "anchors-flat": Variant(prior="pop", **ONE_PL),           # anchors without sources or metadata
 }
@@ -131,6 +138,11 @@ EXPERIMENTS = {
     "anchors-stratified": Variant(prior="meta", choice="stratified", **ONE_PL),
     "anchors-mean": Variant(prior="meta", point="mean", **ONE_PL),
     "anchors-nonoise": Variant(prior="meta", noise=False, **ONE_PL),
+    # calibration of the interval
+    "anchors-folds": Variant(prior="meta-src", dof=4.0, **ONE_PL),     # the calibration before section 7
+    "anchors-extremes": Variant(prior="meta-src", dof=4.0, calibration="extremes", **ONE_PL),
+    "anchors-range": Variant(prior="meta-src", dof=4.0, calibration="range", **ONE_PL),
+    "anchors-pooled": Variant(prior="meta-src", dof=4.0, calibration="pooled", **ONE_PL),
 }
 
 
@@ -319,13 +331,36 @@ def inner_folds(fold: TargetFold, held: list[str]) -> list[tuple[list[str], Targ
     return [(group, TargetFold(fold.tr, list(held) + group, fold.grid)) for group in groups if group]
 
 
-def calibration_factors(variant: Variant, inner: list, ks, features, loo_sources, seed: int) -> dict:
-    """{K: widening factor} from INNER folds of the fold's training models: each group held out in turn from
-    a refitted item model, its members estimated exactly as a held-out model is; the factor is the
-    split-conformal factor of their interval scores. The outer held-out models' rows are in none of it."""
-    scores: dict = {k: [] for k in ks}
-    for group, fold in inner:
+def extreme_folds(fold: TargetFold, held: list[str]) -> list[tuple[list[str], TargetFold]]:
+    """The EXTREMES weakest and the EXTREMES strongest training models (by their mean on the target), each
+    group held out of a refitted item model: how the estimate fares on a model outside its training range."""
+    means = np.nanmean(fold.tr.y[fold.train], axis=1)
+    ranked = [fold.tr.models[fold.train[i]] for i in np.argsort(means, kind="stable")]
+    if len(ranked) < 4 * EXTREMES:
+        return []
+    return [(group, TargetFold(fold.tr, list(held) + group, fold.grid))
+            for group in (ranked[:EXTREMES], ranked[-EXTREMES:])]
+
+
+def training_range(fold: TargetFold) -> tuple[float, float]:
+    """(lo, hi): the second-lowest and second-highest training mean on the target (one odd model cannot
+    stretch it); an estimate outside is 'out of range' for the range calibration."""
+    means = np.sort(np.nanmean(fold.tr.y[fold.train], axis=1))
+    return (float(means[1]), float(means[-2])) if means.size >= 4 else (-np.inf, np.inf)
+
+
+def calibration_scores(variant: Variant, inner: list, extremes: list, ks, features, loo_sources, seed: int):
+    """({K: scores inside}, {K: scores outside}): the interval scores of the INNER folds' models (each group
+    held out in turn from a refitted item model, its members estimated exactly as a held-out model is),
+    split by whether the estimate lies inside its inner training range (training_range); calibrations
+    other than 'folds' add the extreme groups. The outer held-out models' rows are in none of it. Exact
+    estimates (every item run: a zero-width interval) say nothing about widening and are left out."""
+    groups = inner + (extremes if variant.calibration in ("extremes", "range", "pooled-range") else [])
+    inside: dict = {k: [] for k in ks}
+    outside: dict = {k: [] for k in ks}
+    for group, fold in groups:
         tr = fold.tr
+        lo, hi = training_range(fold)
         for model in group:
             r = tr.models.index(model)
             members = np.isfinite(tr.y[r])
@@ -335,8 +370,25 @@ def calibration_factors(variant: Variant, inner: list, ks, features, loo_sources
             base = baseline_draws(fold, y, members, ks, INNER_DRAWS, seed, model) \
                 if variant.choice in ("random", "stratified") else {}
             for k, (point, low, high, _) in estimate_path(variant, fold, y, members, prior, ks, base).items():
-                scores[k].extend(interval_scores(point, low, high, np.full(point.shape, truth)))
-    return {k: conformal_factor(np.asarray(v), LEVEL) for k, v in scores.items()}
+                keep = high > low
+                s = interval_scores(point, low, high, np.full(point.shape, truth))[keep]
+                out = ((point < lo) | (point > hi))[keep]
+                inside[k].extend(s[~out])
+                outside[k].extend(s[out])
+    return inside, outside
+
+
+def calibration_factors(variant: Variant, inside: dict, outside: dict) -> dict:
+    """{K: widening factor}: the split-conformal factor of the scores (calibration 'folds', 'extremes',
+    'pooled'); with a 'range' calibration {K: (factor inside, factor outside)} (the product's rule,
+    models.anchors.calibration.outside_factor)."""
+    out = {}
+    for k in inside:
+        every = np.asarray(inside[k] + outside[k])
+        both = conformal_factor(every, LEVEL)
+        out[k] = (both, outside_factor(np.asarray(outside[k]), every, LEVEL)) \
+            if variant.calibration.endswith("range") else both
+    return out
 
 
 def evaluate(data: AgenticData, sources: dict, variants: dict[str, Variant], splits: list[str], ks: list[int],
@@ -350,7 +402,7 @@ def evaluate(data: AgenticData, sources: dict, variants: dict[str, Variant], spl
         started = time.perf_counter()
         for held in folds_by_split[split]:
             plain = {n: v for n, v in variants.items() if not v.cross}
-            target_folds = {}
+            target_folds, scores = {}, {}
             for target in TARGETS:
                 tr = data.targets[target]
                 here = [m for m in held if m in tr.models]
@@ -358,9 +410,20 @@ def evaluate(data: AgenticData, sources: dict, variants: dict[str, Variant], spl
                     continue
                 fold = target_folds[target] = TargetFold(tr, held, grid)
                 inner = inner_folds(fold, held) if calibrate else []
-                factors = {name: calibration_factors(v, inner, ks, features, loo_sources, seed)
-                           for name, v in plain.items()} if calibrate else {}
-                for model in here:
+                extremes = extreme_folds(fold, held) if calibrate and any(
+                    v.calibration != "folds" for v in plain.values()) else []
+                scores[target] = {name: calibration_scores(v, inner, extremes, ks, features, loo_sources, seed)
+                                  for name, v in plain.items()} if calibrate else {}
+            for target, fold in target_folds.items():
+                factors = {}
+                for name, v in plain.items():
+                    if not calibrate:
+                        continue
+                    # pooled: every target's scores of this fold, each target's own half-widths their units
+                    pool = [t for t in scores if t == target or v.calibration.startswith("pooled")]
+                    factors[name] = calibration_factors(
+                        v, *({k: [x for t in pool for x in scores[t][name][side][k]] for k in ks} for side in (0, 1)))
+                for model in [m for m in held if m in fold.tr.models]:
                     records += _model_records(split, model, fold, features, sources.get(split, {}), data,
                                               plain, factors, ks, draws, seed)
             for name, variant in variants.items():
@@ -453,7 +516,11 @@ def _model_records(split, model, fold, features, sources, data, variants, factor
         log_prior = _prior(variant, fold, model, members, source, features)
         for k, (point, low, high, observed) in estimate_path(variant, fold, y, members, log_prior, ks, base).items():
             if name in factors:
-                low, high = widen(point, low, high, factors[name][k])
+                factor = factors[name][k]
+                if isinstance(factor, tuple):      # range calibration: the factor of the estimate's side
+                    lo, hi = training_range(fold)
+                    factor = factor[1] if float(np.mean(point)) < lo or float(np.mean(point)) > hi else factor[0]
+                low, high = widen(point, low, high, factor)
             record(name, k, point, low, high, (observed * cost).sum(1))
     return out
 

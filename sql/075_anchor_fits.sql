@@ -14,5 +14,11 @@ CREATE TABLE IF NOT EXISTS anchor_fits (
     dof         DOUBLE NOT NULL,
     trained_on  VARCHAR[] NOT NULL,
     created_at  TIMESTAMP NOT NULL,
+    range_lo    DOUBLE,
+    range_hi    DOUBLE,
     PRIMARY KEY (fit_id, target)
 );
+-- range_lo, range_hi: the second-lowest and second-highest training mean on the target (shares); an estimate
+-- outside is widened by anchor_factors.factor_outside. Added after the first release: NULL on older fits.
+ALTER TABLE anchor_fits ADD COLUMN IF NOT EXISTS range_lo DOUBLE;
+ALTER TABLE anchor_fits ADD COLUMN IF NOT EXISTS range_hi DOUBLE;

@@ -5,5 +5,10 @@ CREATE TABLE IF NOT EXISTS anchor_factors (
     fit_id  VARCHAR NOT NULL,
     target  VARCHAR NOT NULL,
     k       INTEGER NOT NULL,
-    factor  DOUBLE
+    factor  DOUBLE,
+    factor_outside DOUBLE
 );
+-- factor_outside: the factor of an estimate outside its fit's training range (anchor_fits.range_lo/hi),
+-- learnt on the inner estimates made outside their own training range, never below factor (NULL on fits
+-- stored before it: factor applies).
+ALTER TABLE anchor_factors ADD COLUMN IF NOT EXISTS factor_outside DOUBLE;

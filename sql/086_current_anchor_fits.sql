@@ -7,6 +7,6 @@ WITH ranked AS (
     FROM anchor_fits
     WHERE fit_id IN (SELECT fit_id FROM current_fits)
 )
-SELECT fit_id, target, n_models, n_items, level, z_level, dof, trained_on, created_at
+SELECT fit_id, target, n_models, n_items, level, z_level, dof, trained_on, created_at, range_lo, range_hi
 FROM ranked
 WHERE newest = 1;

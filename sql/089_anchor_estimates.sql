@@ -8,12 +8,13 @@
 -- predicted is the posterior median of mu (points ordered by mu, midpoint CDF, linear between points);
 -- the interval joins the posterior quantiles of mu with the unrun items' own variance
 -- (noise_total(g) - sum over the anchors of p (1 - p)) / n_items^2, then is widened about the median by
--- anchor_factors' factor for that many anchors (NULL factor: [0, 1]). Shares in [0, 1].
+-- anchor_factors' factor for that many anchors (NULL factor: [0, 1]); factor_outside instead when the median
+-- lies outside the fit's training range (range_lo .. range_hi; NULL on older fits). Shares in [0, 1].
 --   anchors      the model's scored rows on the target's instances (0: the prior's estimate)
 --   prior_kind   metadata | sources | population (anchor_prior)
 CREATE OR REPLACE VIEW anchor_estimates AS
 WITH priors AS (
-    SELECT p.*, f.n_items, f.level, f.z_level, f.dof
+    SELECT p.*, f.n_items, f.level, f.z_level, f.dof, f.range_lo, f.range_hi
     FROM anchor_prior AS p JOIN current_anchor_fits AS f USING (fit_id, target)
 ),
 results AS (        -- a new model's anchors (not read through priors: Spark would compute that view twice)
@@ -34,7 +35,8 @@ observed AS (
     GROUP BY r.model, r.fit_id, r.target, g.point
 ),
 points AS (
-    SELECT p.model, p.fit_id, p.target, p.level, p.z_level, p.prior_kind, p.prior_mean, p.prior_sd, g.point,
+    SELECT p.model, p.fit_id, p.target, p.level, p.z_level, p.prior_kind, p.prior_mean, p.prior_sd,
+           p.range_lo, p.range_hi, g.point,
            coalesce(o.k, 0) AS k,
            coalesce(o.loglik, 0)
              - (p.dof + 1) / 2 * ln(1 + ((g.theta - p.prior_mean) / p.prior_sd)
@@ -60,7 +62,7 @@ ranked AS (          -- the points in order of their full mean (rank), with the 
     FROM weighted
 ),
 summary AS (
-    SELECT model, fit_id, target, level, z_level, prior_kind, prior_mean, prior_sd,
+    SELECT model, fit_id, target, level, z_level, prior_kind, prior_mean, prior_sd, range_lo, range_hi,
            max(k) AS anchors, greatest(sum(w * unrun_var), 0) AS unrun_var,   -- >= 0 despite rounding
            anchor_interp(0.5, arg_max(cdf, mu_rank) FILTER (WHERE cdf <= 0.5), arg_max(mu, mu_rank) FILTER (WHERE cdf <= 0.5),
                               arg_min(cdf, mu_rank) FILTER (WHERE cdf >= 0.5), arg_min(mu, mu_rank) FILTER (WHERE cdf >= 0.5))
@@ -74,14 +76,17 @@ summary AS (
                          arg_min(cdf, mu_rank) FILTER (WHERE cdf >= (1 + level) / 2), arg_min(mu, mu_rank) FILTER (WHERE cdf >= (1 + level) / 2))
                AS q_high
     FROM ranked
-    GROUP BY model, fit_id, target, level, z_level, prior_kind, prior_mean, prior_sd
+    GROUP BY model, fit_id, target, level, z_level, prior_kind, prior_mean, prior_sd, range_lo, range_hi
 ),
 factor_ranges AS (   -- each learnt factor applies from its anchor count up to the next one's
-    SELECT fit_id, target, k, lead(k) OVER (PARTITION BY fit_id, target ORDER BY k) AS next_k, factor
+    SELECT fit_id, target, k, lead(k) OVER (PARTITION BY fit_id, target ORDER BY k) AS next_k, factor,
+           factor_outside
     FROM anchor_factors
 ),
 intervals AS (       -- summary read once (so not materialised: a filter on model reaches the scans below it)
-    SELECT s.*, f.factor,
+    SELECT s.*,
+           CASE WHEN s.median < s.range_lo OR s.median > s.range_hi THEN f.factor_outside ELSE f.factor END
+               AS factor,
            least(greatest(median - sqrt((median - q_low) * (median - q_low) + z_level * z_level * unrun_var), 0), 1)
                AS raw_low,
            least(greatest(median + sqrt((q_high - median) * (q_high - median) + z_level * z_level * unrun_var), 0), 1)

@@ -22,7 +22,7 @@ from models.anchors.features import FEATURES, metadata_features
 from models.anchors.grid import Grid
 from models.anchors.items import ItemParams
 from models.anchors.target import (DOF, KS, Prior, TargetModel, anchors_to_reach, expected_widths, fit_target,
-                                   metadata_prior)
+                                   metadata_prior, pool_factors)
 from models.anchors.target import plan as plan_target
 from warehouse.storing import fill_fit_constants, insert_arrow
 
@@ -116,7 +116,13 @@ def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: li
             prior = metadata_prior(fitted.features, fitted.abilities, feats)
             if prior is not None:
                 out.priors.append((target, model, prior))
+    pool_factors(list(out.targets.values()))
     return out
+
+
+def _finite(value: float) -> float | None:
+    """A stored factor or bound: None (NULL) for inf (a factor not learnt, an unbounded range)."""
+    return float(value) if np.isfinite(value) else None
 
 
 def store_anchor_fit(con: duckdb.DuckDBPyConnection, fit: AnchorFit) -> None:
@@ -124,9 +130,11 @@ def store_anchor_fit(con: duckdb.DuckDBPyConnection, fit: AnchorFit) -> None:
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     for target, tm in fit.targets.items():
         keys = fit.items[target]
-        con.execute("INSERT INTO anchor_fits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO anchor_fits (fit_id, target, n_models, n_items, level, z_level, dof, trained_on, "
+                    "created_at, range_lo, range_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [fit.fit_id, target, len(tm.models), tm.n_items, fit.level,
-                     NormalDist().inv_cdf((1 + fit.level) / 2), DOF, tm.models, now])
+                     NormalDist().inv_cdf((1 + fit.level) / 2), DOF, tm.models, now,
+                     _finite(tm.range_lo), _finite(tm.range_hi)])
         p = tm.params.prob(tm.grid)                                           # (P, n)
         tables = {
             "anchor_items": {"fit_id": fit.fit_id, "target": target, "subdir": [k[0] for k in keys],
@@ -138,7 +146,9 @@ def store_anchor_fit(con: duckdb.DuckDBPyConnection, fit: AnchorFit) -> None:
             "anchor_curve": {"fit_id": fit.fit_id, "target": target, "theta": tm.curve_theta,
                              "full_mean": tm.curve},
             "anchor_factors": {"fit_id": fit.fit_id, "target": target, "k": list(tm.factors),
-                               "factor": [v if np.isfinite(v) else None for v in tm.factors.values()]},
+                               "factor": [_finite(v) for v in tm.factors.values()],
+                               "factor_outside": [_finite(tm.factors_outside.get(k, v))
+                                                  for k, v in tm.factors.items()]},
         }
         for name, columns in tables.items():
             n = max(len(v) for v in columns.values() if not isinstance(v, str))
@@ -210,6 +220,19 @@ def stored_target(con: duckdb.DuckDBPyConnection, fit_id: str, target: str):
     return model, [(r[0], r[1]) for r in items]
 
 
+def set_stored_factors(con: duckdb.DuckDBPyConnection, model: TargetModel, fit_id: str, target: str) -> None:
+    """Give ``model`` the stored widening factors and training range of one target (NULL: inf / unbounded;
+    a fit stored before the out-of-range factors has factor_outside NULL: its one factor applies)."""
+    rows = con.execute("SELECT k, factor, coalesce(factor_outside, factor) FROM anchor_factors "
+                       "WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchall()
+    lo, hi = con.execute("SELECT range_lo, range_hi FROM anchor_fits WHERE fit_id = ? AND target = ?",
+                         [fit_id, target]).fetchone()
+    inf = float("inf")
+    model.factors = {k: (f if f is not None else inf) for k, f, _ in rows}
+    model.factors_outside = {k: (f if f is not None else inf) for k, _, f in rows} if lo is not None else {}
+    model.range_lo, model.range_hi = (lo, hi) if lo is not None else (-inf, inf)
+
+
 def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int,
                  target_width: float | None = None) -> list[TargetAnchors]:
     """Per target of the current anchor fits, the ``count`` instances ``model`` should run next (adaptive:
@@ -225,8 +248,7 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int,
         WHERE e.model = ? ORDER BY e.target""", [model]).fetchall()
     for target, fit_id, predicted, low, high, anchors, kind, mean, sd, served in state:
         tm, keys = stored_target(con, fit_id, target)
-        tm.factors = {k: (f if f is not None else float("inf")) for k, f in con.execute(
-            "SELECT k, factor FROM anchor_factors WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchall()}
+        set_stored_factors(con, tm, fit_id, target)
         results = dict(((s, i), y) for s, i, y in con.execute(
             "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ? AND score IS NOT NULL",
             [model, target]).fetchall())
@@ -238,7 +260,7 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int,
         depth = available if target_width is not None else count
         chosen = plan_target(tm, prior, y, observed, depth) if depth > 0 else np.zeros(0, int)
         width_now = float(served if served is not None else high - low)
-        widths = expected_widths(tm, prior, y, observed, chosen, float(high - low))
+        widths = expected_widths(tm, prior, y, observed, chosen, float(high - low), predicted)
         needed = None
         if target_width is not None:
             needed = anchors_to_reach(widths, width_now, target_width)
@@ -254,5 +276,5 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int,
 
 
 __all__ = ["KS", "METADATA", "MIN_MODELS", "TARGET_ROWS", "AnchorFit", "AnchorPlanRow", "TargetAnchors", "fit_anchors", "plan_anchors",
-           "feature_matrix", "features_by_model", "item_matrix", "store_anchor_fit",
+           "feature_matrix", "features_by_model", "item_matrix", "set_stored_factors", "store_anchor_fit",
            "stored_target"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["interval_scores", "conformal_factor", "widen"]
+__all__ = ["interval_scores", "conformal_factor", "outside_factor", "widen"]
 
 
 def interval_scores(point: np.ndarray, low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -35,6 +35,18 @@ def conformal_factor(scores: np.ndarray, level: float) -> float:
     s = np.sort(np.asarray(scores, dtype=np.float64)[~np.isnan(scores)])
     rank = int(np.ceil((s.size + 1) * level))
     return float(s[rank - 1]) if 1 <= rank <= s.size else float("inf")
+
+
+def outside_factor(outside: np.ndarray, every: np.ndarray, level: float) -> float:
+    """The factor of an estimate outside its training range: the conformal factor of the out-of-range scores
+    (with too few for ``level``, their largest), never below the factor of ``every`` score (none outside:
+    that factor)."""
+    outside = np.asarray(outside, dtype=np.float64)
+    pooled = conformal_factor(np.asarray(every, dtype=np.float64), level)
+    if outside.size == 0:
+        return pooled
+    own = conformal_factor(outside, level)
+    return max(own if np.isfinite(own) else float(np.max(outside)), pooled)
 
 
 def widen(point: np.ndarray, low: np.ndarray, high: np.ndarray, factor: float):

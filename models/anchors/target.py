@@ -3,6 +3,13 @@ a 1PL item model with slips fitted on the training models, a Student-t ability p
 from the sources' prediction, else the population), the posterior median of the full mean, and its
 interval widened by a split-conformal factor learnt on inner folds of the training models. Pure numpy.
 
+The factor (bench/results/anchors_experiments.md, "calibration"): the inner folds are the round-robin groups
+plus the EXTREMES weakest and strongest training models held out together, so the scores include estimates
+made outside their training range; every target's scores are pooled (each in units of its own interval,
+so ~5x the scores behind one factor); and an estimate outside its training range (``range_lo`` ..
+``range_hi``: the second-lowest and second-highest training mean) is widened by the factor of the
+out-of-range scores (never below the factor of all of them).
+
 ``fit_target`` returns everything a warehouse stores as rows (item parameters, the grid, the curve a
 sources prior inverts, the widening factor per anchor count); ``estimate`` is the reference the SQL view
 ``anchor_estimates`` computes the same way, and ``plan`` the adaptive choice of the next anchors.
@@ -14,21 +21,22 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .calibration import conformal_factor, interval_scores, widen
+from .calibration import conformal_factor, interval_scores, outside_factor, widen
 from .choice import next_anchors, variance_path
 from .grid import Grid, ability_grid, normal_log_prior
 from .items import ItemParams, fit_items
 from .posterior import estimate_full_mean, mean_curve
 from .prior import ability_curve, prediction_prior, regression_prior
 
-__all__ = ["KS", "TargetModel", "Prior", "fit_target", "metadata_prior", "sources_prior", "log_prior",
-           "estimate", "plan", "factor_for", "expected_widths", "anchors_to_reach"]
+__all__ = ["KS", "TargetModel", "Prior", "fit_target", "pool_factors", "metadata_prior", "sources_prior",
+           "log_prior", "estimate", "plan", "factor_for", "model_factor", "expected_widths", "anchors_to_reach"]
 
 KS = (0, 5, 10, 20, 30, 50)      # anchor counts the widening factor is learnt at (the largest <= K applies)
 BATCH = 5                        # anchors are chosen this many at a time, each batch after the last's results
 DOF = 4.0                        # the prior's Student-t degrees of freedom
 POPULATION_SD = 1.0
 FIT_POINTS = 61                  # abilities of the item fit's grid (the estimate uses the full grid)
+EXTREMES = 3                     # the weakest and the strongest training models each make one more inner fold
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,9 @@ class TargetModel:
     slip_weights: (S,) the learnt weights of the grid's slip levels; models / abilities: (m,) the training
     models and their posterior mean abilities; features: (m, f) their metadata features; curve_theta /
     curve: (G,) the full mean (every item unrun) at each ability, slip levels averaged (a sources prior
-    inverts it); factors: K -> conformal widening factor (inf: too few models to learn it)."""
+    inverts it); factors: K -> conformal widening factor (inf: too few models to learn it), factors_outside
+    the same for an estimate outside [range_lo, range_hi] (shares: the second-lowest and second-highest
+    training mean); scores: the inner folds' interval scores behind them ({K: (inside, outside)})."""
     params: ItemParams
     grid: Grid
     slip_weights: np.ndarray
@@ -57,6 +67,10 @@ class TargetModel:
     curve: np.ndarray
     level: float
     factors: dict[int, float] = field(default_factory=dict)
+    factors_outside: dict[int, float] = field(default_factory=dict)
+    range_lo: float = -np.inf
+    range_hi: float = np.inf
+    scores: dict[int, tuple[list[float], list[float]]] = field(default_factory=dict)
 
     @property
     def n_items(self) -> int:
@@ -91,6 +105,13 @@ def factor_for(factors: dict[int, float], k: int) -> float:
     return factors[max(usable)] if usable else float("inf")
 
 
+def model_factor(model: TargetModel, k: int, point: float) -> float:
+    """The widening factor of an estimate ``point`` (share) made from k anchors: the out-of-range one when
+    the point lies outside [range_lo, range_hi] and one was learnt, else the in-range one."""
+    outside = model.factors_outside and not (model.range_lo <= point <= model.range_hi)
+    return factor_for(model.factors_outside if outside else model.factors, k)
+
+
 def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray,
              members: np.ndarray | None = None) -> tuple[float, float, float]:
     """(point, low, high): the posterior median of the full mean over the target's items (``members`` (n,)
@@ -99,7 +120,8 @@ def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarr
     members = np.ones(model.n_items, dtype=bool) if members is None else np.asarray(members, dtype=bool)
     est = estimate_full_mean(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed,
                              members, model.level)
-    low, high = widen(est.median, est.low, est.high, factor_for(model.factors, int(np.sum(observed))))
+    point = float(est.median[0])
+    low, high = widen(est.median, est.low, est.high, model_factor(model, int(np.sum(observed)), point))
     return float(est.median[0]), float(low[0]), float(high[0])
 
 
@@ -114,7 +136,7 @@ def plan(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, 
 
 
 def expected_widths(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, order: np.ndarray,
-                    width_now: float | None = None) -> np.ndarray:
+                    width_now: float | None = None, point: float | None = None) -> np.ndarray:
     """(len(order) + 1,) the interval width (shares, at most 1) expected after running the first k items of
     ``order`` (k = 0 .. len(order)), before their results are known.
 
@@ -122,12 +144,14 @@ def expected_widths(model: TargetModel, prior: Prior, y: np.ndarray, observed: n
     (:func:`models.anchors.choice.variance_path`), f the widening factor learnt at that anchor count (K the
     anchors run so far), z the normal quantile of the level. ``width_now`` (the interval the estimate has
     now) rescales the path so that width(0) is it: the posterior is not Gaussian, the ratios are what the
-    linearisation gets right. A factor not learnt (inf) means [0, 1]: width 1."""
+    linearisation gets right. A factor not learnt (inf) means [0, 1]: width 1. ``point`` (the estimate now,
+    share) picks the in-range or out-of-range factors (None: in range)."""
     members = np.ones(model.n_items, dtype=bool)
     var = variance_path(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed, members,
                         order)
     k0 = int(np.sum(observed))
-    factor = np.array([factor_for(model.factors, k0 + k) for k in range(var.size)])
+    at = (model.range_lo + model.range_hi) / 2 if point is None or not np.isfinite(model.range_lo) else point
+    factor = np.array([model_factor(model, k0 + k, at) for k in range(var.size)])
     z = NormalDist().inv_cdf((1 + model.level) / 2)
     with np.errstate(invalid="ignore"):
         raw = 2 * z * factor * np.sqrt(var)
@@ -163,11 +187,12 @@ def fit_target(y: np.ndarray, models: list[str], features: np.ndarray, *, level:
     """Fit one target's estimator on the training models' results.
 
     y: (m, n) 0/1, NaN where a model has no result for an item; models: (m,) names (inner folds deal them
-    round-robin in name order); features: (m, f) metadata features (NaN: unknown). The widening factor at
-    each K of ``ks`` is learnt on ``inner_folds`` folds of the training models: each group held out of a
-    refitted item model, its members estimated as a new model is (metadata prior, else the population's;
-    K anchors chosen adaptively from the group member's own items), then the split-conformal factor of
-    their interval scores. Deterministic."""
+    round-robin in name order); features: (m, f) metadata features (NaN: unknown). The widening factors at
+    each K of ``ks`` are learnt on ``inner_folds`` folds of the training models and on the two EXTREMES
+    groups (module doc): each group held out of a refitted item model, its members estimated as a new model
+    is (metadata prior, else the population's; K anchors chosen adaptively from the group member's own
+    items), then the split-conformal factors of their interval scores, this target's alone
+    (:func:`pool_factors` pools several targets'). Deterministic."""
     y = np.asarray(y, dtype=np.float64)
     features = np.asarray(features, dtype=np.float64)
     grid = ability_grid() if grid is None else grid
@@ -175,15 +200,55 @@ def fit_target(y: np.ndarray, models: list[str], features: np.ndarray, *, level:
     params, slip_weights, abilities = _fit(y, grid, fit_grid)
     theta, curve = _curve(params, grid, slip_weights)
     target = TargetModel(params, grid, slip_weights, list(models), abilities, features, theta, curve, level)
-    target.factors = _factors(y, target, ks, inner_folds, fit_grid)
+    target.range_lo, target.range_hi = training_range(y)
+    target.scores = _scores(y, target, ks, inner_folds, fit_grid)
+    pool_factors([target])
     return target
 
 
-def _factors(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds: int, fit_grid: Grid) -> dict:
-    order = sorted(range(len(whole.models)), key=lambda i: whole.models[i])
+def training_range(y: np.ndarray) -> tuple[float, float]:
+    """(lo, hi) shares: the second-lowest and second-highest of the models' means over the items each has
+    (y (m, n), NaN: not run), so one odd model cannot stretch it; (-inf, inf) with fewer than 4 models."""
+    with np.errstate(all="ignore"):
+        means = np.sort(np.nanmean(np.asarray(y, dtype=np.float64), axis=1))
+    means = means[np.isfinite(means)]
+    return (float(means[1]), float(means[-2])) if means.size >= 4 else (-np.inf, np.inf)
+
+
+def pool_factors(targets: list[TargetModel]) -> None:
+    """Set every target's factors from the inner scores of all of ``targets`` together (each score is in
+    units of its own estimate's interval, so targets pool): per K the split-conformal factor of the
+    in-range and out-of-range scores together (inf when there are too few), and for out-of-range estimates
+    the factor of those alone (with too few, their largest score), never below the first."""
+    ks = sorted({k for t in targets for k in t.scores})
+    inside = {k: [s for t in targets for s in t.scores.get(k, ([], []))[0]] for k in ks}
+    outside = {k: [s for t in targets for s in t.scores.get(k, ([], []))[1]] for k in ks}
+    both = {k: conformal_factor(np.asarray(inside[k] + outside[k]), targets[0].level if targets else 0.8)
+            for k in ks}
+    for t in targets:
+        t.factors = {k: both[k] for k in t.scores}
+        t.factors_outside = {k: outside_factor(np.asarray(outside[k]), np.asarray(inside[k] + outside[k]), t.level)
+                             for k in t.scores}
+
+
+def _inner_groups(y: np.ndarray, models: list[str], inner_folds: int) -> list[list[int]]:
+    """The round-robin groups (name order) and, with at least 4 EXTREMES models, the EXTREMES weakest and
+    the EXTREMES strongest (by their mean over the items each has) as two more groups."""
+    order = sorted(range(len(models)), key=lambda i: models[i])
     groups = [order[g::inner_folds] for g in range(inner_folds)] if inner_folds > 1 else []
-    scores: dict[int, list[float]] = {k: [] for k in ks}
-    for group in groups:
+    if inner_folds > 1 and len(models) >= 4 * EXTREMES:
+        with np.errstate(all="ignore"):
+            means = np.nanmean(y, axis=1)
+        ranked = sorted(range(len(models)), key=lambda i: (means[i], models[i]))
+        groups += [ranked[:EXTREMES], ranked[-EXTREMES:]]
+    return groups
+
+
+def _scores(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds: int, fit_grid: Grid) -> dict:
+    """{K: (inside, outside)}: the inner groups' interval scores, split by whether each estimate lies inside
+    its inner training range; exact estimates (every item run: no interval to widen) are left out."""
+    scores: dict[int, tuple[list[float], list[float]]] = {k: ([], []) for k in ks}
+    for group in _inner_groups(y, whole.models, inner_folds):
         train = np.setdiff1d(np.arange(y.shape[0]), group)
         if not group or train.size < 2:
             continue
@@ -191,6 +256,7 @@ def _factors(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds
         theta, curve = _curve(params, whole.grid, slip_weights)
         inner = TargetModel(params, whole.grid, slip_weights, [whole.models[i] for i in train], abilities,
                             whole.features[train], theta, curve, whole.level)
+        lo, hi = training_range(y[train])
         for r in group:
             members = np.isfinite(y[r])
             if not members.any():
@@ -209,5 +275,9 @@ def _factors(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds
                         break
                     observed[step] = True
                 est = estimate_full_mean(params, whole.grid, weights, results, observed, members, whole.level)
-                scores[k].extend(interval_scores(est.median, est.low, est.high, np.array([truth])))
-    return {k: conformal_factor(np.asarray(v), whole.level) for k, v in scores.items()}
+                if not est.high[0] > est.low[0]:
+                    continue
+                point = float(est.median[0])
+                score = interval_scores(est.median, est.low, est.high, np.array([truth]))
+                scores[k][0 if lo <= point <= hi else 1].extend(float(v) for v in score)
+    return scores

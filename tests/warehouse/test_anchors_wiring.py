@@ -12,7 +12,7 @@ import pytest
 from ingest.synthetic import generate_tree
 from models.anchors.target import Prior, estimate
 from tests.helpers import run_pace
-from warehouse.anchors import stored_target
+from warehouse.anchors import set_stored_factors, stored_target
 from warehouse.api import Warehouse
 from ingest import score_store
 
@@ -83,8 +83,7 @@ def test_the_sql_estimate_is_the_numpy_estimate(copy):
         for target, (anchors, predicted, low, high, kind, mean, sd, fit_id) in sql.items():
             assert anchors == 5 and kind == "sources"            # it has source rows, no metadata
             model, keys = stored_target(con, fit_id, target)
-            model.factors = dict(con.execute("SELECT k, coalesce(factor, 'inf'::DOUBLE) FROM anchor_factors "
-                                             "WHERE fit_id = ? AND target = ?", [fit_id, target]).fetchall())
+            set_stored_factors(con, model, fit_id, target)
             got = dict(((s, i), y) for s, i, y in con.execute(
                 "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ?",
                 [held, target]).fetchall())
@@ -92,6 +91,44 @@ def test_the_sql_estimate_is_the_numpy_estimate(copy):
             reference = estimate(model, Prior(mean, sd, kind), y, np.isfinite(y))
             assert (predicted, low, high) == pytest.approx(reference, abs=2e-3), target
             assert 0 <= low <= predicted <= high <= 1
+
+
+def test_an_estimate_outside_the_training_range_is_widened_by_the_outside_factor_in_sql_and_numpy(copy):
+    """The stored range and factor_outside decide the interval: squeeze the range so that every estimate is
+    out of it and double the outside factors; SQL then widens with those, as the numpy reference does, and the
+    intervals grow; a fit stored before these columns (NULLs) keeps its one factor."""
+    db, held = copy
+    _keep_anchors(db, held, keep=5)
+
+    def served(con):
+        return {r[0]: r[1:] for r in con.execute("SELECT target, predicted, low, high, fit_id, prior_kind, "
+                                                 "prior_mean, prior_sd FROM anchor_estimates WHERE model = ?",
+                                                 [held]).fetchall()}
+
+    with Warehouse(db).connect(write=True) as con:
+        con.execute("UPDATE anchor_fits SET range_lo = 0.0, range_hi = 1.0")       # every estimate inside
+        before = served(con)
+        con.execute("UPDATE anchor_fits SET range_lo = 0.999, range_hi = 1.0")     # every estimate outside
+        con.execute("UPDATE anchor_factors SET factor_outside = 2 * factor")
+        after = served(con)
+        for target, (predicted, low, high, fit_id, kind, mean, sd) in after.items():
+            assert predicted == pytest.approx(before[target][0], abs=1e-12)
+            assert high - low > before[target][2] - before[target][1] + 1e-6, target
+            model, keys = stored_target(con, fit_id, target)
+            set_stored_factors(con, model, fit_id, target)
+            assert model.range_lo == 0.999 and model.factors_outside == {k: 2 * f for k, f in model.factors.items()}
+            got = dict(((s, i), y) for s, i, y in con.execute(
+                "SELECT subdir, instance_id, score FROM scores WHERE model = ? AND benchmark = ?",
+                [held, target]).fetchall())
+            y = np.array([got.get(k, np.nan) for k in keys])
+            assert (predicted, low, high) == pytest.approx(estimate(model, Prior(mean, sd, kind), y, np.isfinite(y)),
+                                                           abs=2e-3), target
+        con.execute("UPDATE anchor_fits SET range_lo = NULL, range_hi = NULL")
+        con.execute("UPDATE anchor_factors SET factor_outside = NULL")
+        older = served(con)
+    assert older.keys() == before.keys()
+    for target, values in older.items():
+        assert values[:3] == pytest.approx(before[target][:3], abs=1e-12), target
 
 
 def test_zero_anchors_give_the_sources_answer_and_metadata_only_a_prior_estimate(copy):

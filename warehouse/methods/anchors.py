@@ -43,7 +43,7 @@ import pyarrow as pa
 from scipy.special import expit
 
 from models.anchors.target import BATCH, POPULATION_SD, Prior as AbilityPrior, TargetModel, estimate, fit_target, \
-    metadata_prior, plan, sources_prior
+    metadata_prior, plan, pool_factors, sources_prior
 from models.common.intervals import interval_offsets
 from models.common.parallel import blas_limit, map_jobs
 from models.default.link import logit
@@ -178,6 +178,7 @@ class Anchors(Method):
                 # none (no truth to score): the estimate of a full run, from the prior alone
                 cells.append(_Cell(row, t, item_model, prior, has if has.any() else np.ones_like(has), has, cols,
                                    np.zeros(len(keys)), np.zeros(len(keys), dtype=bool)))
+        pool_factors(list({id(c.model): c.model for c in cells}.values()))   # as `pace fit` does
         self._reveal(fold, cells, count)
         out = []
         for c in cells:
