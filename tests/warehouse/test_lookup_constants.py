@@ -11,6 +11,7 @@ import shutil
 import duckdb
 import pytest
 
+from ingest import score_store
 from ingest.derived import refresh
 from ingest.openhands_index import import_index
 from tests.helpers import write_index
@@ -104,7 +105,7 @@ def test_a_refit_and_new_anchors_keep_them_in_step(copy, tmp_path):
 
         # a new model's first anchors arrive (its metadata, then two gaia results): only scores change. The
         # tiny warehouse's `pace run` rows go first: a synthetic index is not imported beside them
-        con.execute("DELETE FROM scores WHERE origin = 'runner'")
+        score_store.execute(con, "DELETE FROM scores WHERE origin = 'runner'")
         refresh(con)
         gaia = [i for (i,) in con.execute("SELECT DISTINCT instance_id FROM scores WHERE benchmark = 'gaia' "
                                           "ORDER BY 1 LIMIT 2").fetchall()]
