@@ -59,6 +59,7 @@ from models.anchors.calibration import conformal_factor, interval_scores, outsid
 from models.anchors.features import metadata_features  # noqa: E402   (the features `pace fit` uses)
 from models.anchors.posterior import log_likelihood, posterior_weights  # noqa: E402
 from models.anchors.prior import conditional_prior  # noqa: E402
+from models.anchors.target import training_range  # noqa: E402
 from models.common.metrics import spearman  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -342,11 +343,10 @@ def extreme_folds(fold: TargetFold, held: list[str]) -> list[tuple[list[str], Ta
             for group in (ranked[:EXTREMES], ranked[-EXTREMES:])]
 
 
-def training_range(fold: TargetFold) -> tuple[float, float]:
-    """(lo, hi): the second-lowest and second-highest training mean on the target (one odd model cannot
-    stretch it); an estimate outside is 'out of range' for the range calibration."""
-    means = np.sort(np.nanmean(fold.tr.y[fold.train], axis=1))
-    return (float(means[1]), float(means[-2])) if means.size >= 4 else (-np.inf, np.inf)
+def fold_range(fold: TargetFold) -> tuple[float, float]:
+    """The fold's training range on its target (the product's rule, models.anchors.target.training_range):
+    an estimate outside it is 'out of range' for the range calibrations."""
+    return training_range(fold.tr.y[fold.train])
 
 
 def calibration_scores(variant: Variant, inner: list, extremes: list, ks, features, loo_sources, seed: int):
@@ -360,7 +360,7 @@ def calibration_scores(variant: Variant, inner: list, extremes: list, ks, featur
     outside: dict = {k: [] for k in ks}
     for group, fold in groups:
         tr = fold.tr
-        lo, hi = training_range(fold)
+        lo, hi = fold_range(fold)
         for model in group:
             r = tr.models.index(model)
             members = np.isfinite(tr.y[r])
@@ -518,7 +518,7 @@ def _model_records(split, model, fold, features, sources, data, variants, factor
             if name in factors:
                 factor = factors[name][k]
                 if isinstance(factor, tuple):      # range calibration: the factor of the estimate's side
-                    lo, hi = training_range(fold)
+                    lo, hi = fold_range(fold)
                     factor = factor[1] if float(np.mean(point)) < lo or float(np.mean(point)) > hi else factor[0]
                 low, high = widen(point, low, high, factor)
             record(name, k, point, low, high, (observed * cost).sum(1))

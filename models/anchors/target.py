@@ -105,10 +105,11 @@ def factor_for(factors: dict[int, float], k: int) -> float:
     return factors[max(usable)] if usable else float("inf")
 
 
-def model_factor(model: TargetModel, k: int, point: float) -> float:
-    """The widening factor of an estimate ``point`` (share) made from k anchors: the out-of-range one when
-    the point lies outside [range_lo, range_hi] and one was learnt, else the in-range one."""
-    outside = model.factors_outside and not (model.range_lo <= point <= model.range_hi)
+def model_factor(model: TargetModel, k: int, point: float | None) -> float:
+    """The widening factor of an estimate ``point`` (share; None: taken as in range) made from k anchors:
+    the out-of-range one when the point lies outside [range_lo, range_hi] and one was learnt, else the
+    in-range one."""
+    outside = point is not None and model.factors_outside and not (model.range_lo <= point <= model.range_hi)
     return factor_for(model.factors_outside if outside else model.factors, k)
 
 
@@ -150,8 +151,7 @@ def expected_widths(model: TargetModel, prior: Prior, y: np.ndarray, observed: n
     var = variance_path(model.params, model.grid, log_prior(model, prior), np.nan_to_num(y), observed, members,
                         order)
     k0 = int(np.sum(observed))
-    at = (model.range_lo + model.range_hi) / 2 if point is None or not np.isfinite(model.range_lo) else point
-    factor = np.array([model_factor(model, k0 + k, at) for k in range(var.size)])
+    factor = np.array([model_factor(model, k0 + k, point) for k in range(var.size)])
     z = NormalDist().inv_cdf((1 + model.level) / 2)
     with np.errstate(invalid="ignore"):
         raw = 2 * z * factor * np.sqrt(var)

@@ -202,11 +202,17 @@ def test_file_rows_that_replace_runs_rewrite_the_partition(tmp_path):
     con = connect(tmp_path / "w.duckdb")
     ingest_tree(con, _model_tree(tmp_path / "first", {"A": 0.1, "B": 0.9}), lake)
     score_store.execute(con, "INSERT INTO scores VALUES ('C', 'gaia', '', 'g', 1, 'acc', 'runner', 'run:x', now())")
+    # runner rows the file does not hold (another instance of C, the same instance of another model) stay
+    score_store.execute(con, "INSERT INTO scores VALUES ('C', 'gaia', '', 'h', 1, 'acc', 'runner', 'run:x', now()), "
+                             "('D', 'gaia', '', 'g', 0, 'acc', 'runner', 'run:x', now())")
     from ingest.lake import mark_pending, sync_lake
     mark_pending(con, ["gaia"])
     sync_lake(con, lake=lake)
     report = ingest_tree(con, _model_tree(tmp_path / "second", {"C": 0.5}), lake)
     assert any(a.kind == "replaced_rows" for a in report.anomalies)
+    assert sorted(con.execute("SELECT model, instance_id, score, origin FROM scores WHERE benchmark = 'gaia' AND "
+                              "model IN ('C', 'D')").fetchall()) == [("C", "g", 0.5, "ingest"), ("C", "h", 1.0, "runner"),
+                                                                    ("D", "g", 0.0, "runner")]
     assert len(list((lake / "scores" / "benchmark=gaia").glob("*.parquet"))) == 1
     assert len(list((lake / "scores" / "benchmark=src").glob("*.parquet"))) == 2
     assert lake_drift(con, lake) == {}

@@ -43,22 +43,23 @@ def test_pooled_factors_use_every_targets_scores_and_the_outside_factor_is_never
 def test_an_estimate_outside_the_training_range_takes_the_outside_factor():
     pop = simulate_2pl(models=8, items=30, seed=4)
     model = fit_target(pop.y, [f"m{i}" for i in range(8)], np.full((8, 1), np.nan), ks=(0, 5), inner_folds=1)
-    model.factors, model.factors_outside = {0: 1.0, 5: 1.5}, {0: 3.0, 5: 4.0}
+    model.factors, model.factors_outside = {0: 1.0, 5: 0.5}, {0: 3.0, 5: 1.0}
     model.range_lo, model.range_hi = 0.3, 0.7
-    assert model_factor(model, 7, 0.5) == 1.5 and model_factor(model, 7, 0.8) == 4.0
-    assert model_factor(model, 2, 0.1) == 3.0
+    assert model_factor(model, 7, 0.5) == 0.5 and model_factor(model, 7, 0.8) == 1.0
+    assert model_factor(model, 2, 0.1) == 3.0 and model_factor(model, 2, None) == 1.0   # None: in range
     y = pop.y[0]
     observed = np.zeros(y.size, bool)
     observed[:6] = True
     prior = Prior(0.0, 1.0, "population")
-    point, low, high = estimate(model, prior, y, observed)
+    point, _, _ = estimate(model, prior, y, observed)
     model.range_lo, model.range_hi = point - 0.01, point + 0.01               # inside
     inside = estimate(model, prior, y, observed)
     model.range_lo, model.range_hi = point + 0.01, 1.0                         # below the range
     outside = estimate(model, prior, y, observed)
     assert inside[0] == outside[0] == point
-    assert (outside[0] - outside[1]) == pytest.approx(4.0 / 1.5 * (inside[0] - inside[1]), rel=1e-9) or outside[1] == 0
-
+    assert 0 < outside[1] < inside[1] < point < inside[2] < outside[2] < 1       # neither side clipped
+    assert point - outside[1] == pytest.approx(2 * (point - inside[1]), rel=1e-9)   # factor 1.0 against 0.5
+    assert outside[2] - point == pytest.approx(2 * (inside[2] - point), rel=1e-9)
 
 def test_fitting_learns_from_the_extreme_groups_and_widens_out_of_range_estimates_at_least_as_much():
     pop = simulate_2pl(models=16, items=40, seed=5)
