@@ -15,9 +15,13 @@
 --                range_lo / range_hi: one odd model cannot stretch it) or else the era check (release date,
 --                model_release, before / after every training model's, released_lo / released_hi; no
 --                verdict when either is unknown)
---   range_reason 'ability' | 'release date' | NULL: which check gave the verdict
+--                'both' for a row of a restricted fit on under half of the current fit's source benchmarks
+--                (GPT-4o: 6 of 17) and no era verdict: so few sources cannot place a model on either side,
+--                whatever its ability on them says (the older models of unlabelled-sources look mid-range
+--                there); the era check alone gives such a row its side
+--   range_reason 'ability' | 'release date' | 'few sources' | NULL: which check gave the verdict
 --   out_of_range = range_side IS NOT NULL. A flagged model's bound on that side is what the data cannot rule
---                out: low = least(low, 0.01) (the floor reading, 1 %) below, high = 1.0 above.
+--                out: low = least(low, 0.01) (the floor reading, 1 %) below, high = 1.0 above (both: both).
 --   residual_low, residual_high  the interval before that widening (what the residuals give)
 --   restricted   the row comes from a restricted fit (else from the current fit)
 --   created_at   when that fit was made
@@ -121,16 +125,24 @@ placed AS (
            CASE WHEN list_contains(f.trained_on, l.model) THEN NULL
                 WHEN r.release_date < f.released_lo THEN 'below'
                 WHEN r.release_date > f.released_hi THEN 'above' END AS era_side,
+           CASE WHEN f.restricted_for IS NOT NULL AND NOT list_contains(f.trained_on, l.model)
+                 AND 2 * array_length(f.sources) < array_length(coalesce(c.sources, e.sources))
+                THEN 'both' END AS sources_side,
            f.resid_lo, f.resid_hi, f.oor_lo, f.oor_hi, f.struct_intercept, f.struct_slope,
            f.floor_intercept, f.floor_slope, f.gate_base, f.gate_width
     FROM linear AS l
     JOIN fits AS f ON f.fit_id = l.fit_id AND f.target = l.target
     LEFT JOIN abilities AS a ON a.model = l.model AND a.fit_id = l.fit_id
     LEFT JOIN model_release AS r ON r.model = l.model
+    LEFT JOIN current_abs AS c ON c.target = l.target     -- what a restricted fit stands in for
+    CROSS JOIN every_source AS e
 ),
-judged AS (
-    SELECT *, coalesce(ability_side, era_side) AS range_side,
-           CASE WHEN ability_side IS NOT NULL THEN 'ability'
+judged AS (   -- on few sources the ability is not to be trusted: the release date alone can tell the side
+    SELECT *,
+           CASE WHEN sources_side IS NOT NULL THEN coalesce(era_side, sources_side)
+                ELSE coalesce(ability_side, era_side) END AS range_side,
+           CASE WHEN sources_side IS NOT NULL AND era_side IS NULL THEN 'few sources'
+                WHEN sources_side IS NULL AND ability_side IS NOT NULL THEN 'ability'
                 WHEN era_side IS NOT NULL THEN 'release date' END AS range_reason
     FROM placed
 ),
@@ -157,8 +169,8 @@ scored AS (
            ability, ability_distance, range_side, range_reason, created_at, residual_low, residual_high,
            CASE WHEN link = 'logit' THEN pace_expit(z) ELSE z END AS predicted,
            -- out of range: the flagged side reaches what the data cannot rule out (0.01: the floor reading)
-           CASE WHEN range_side = 'below' THEN least(residual_low, 0.01) ELSE residual_low END AS low,
-           CASE WHEN range_side = 'above' THEN 1.0 ELSE residual_high END AS high
+           CASE WHEN range_side IN ('below', 'both') THEN least(residual_low, 0.01) ELSE residual_low END AS low,
+           CASE WHEN range_side IN ('above', 'both') THEN 1.0 ELSE residual_high END AS high
     FROM residual_intervals
 )
 SELECT model, target, predicted, low, high,

@@ -837,11 +837,7 @@ class Warehouse:
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
                                 f"{min_coverage:.0%}). Run `pace plan {model}` / `pace run {model}`, or pass "
                                 "--allow-partial.")
-            flagged = predicting.out_of_range_notes(con, model, report.predictions)
-            report.notes += flagged
-            thin = predicting.restricted_note(con, model, report.predictions, fit["sources"], hint=not flagged)
-            if thin:
-                report.notes.append(thin)
+            report.notes += predicting.out_of_range_notes(con, model, report.predictions)
             report.interval_level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",
                                                 [report.predictions[0].fit_id]).fetchone()[0]
             report.pairwise = [dict(zip(["target", "mean_p_win", "opponents", "win_rate"], r)) for r in con.execute(

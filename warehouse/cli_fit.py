@@ -189,7 +189,8 @@ def predict(
 ) -> None:
     """Predicted agentic scores of MODEL with an interval, coverage, an out-of-range note when its source
     ability or its release date (`pace metadata set`) lies outside the training models' (the interval then
-    reaches 1 % or 100 % on that side), and win probabilities if a pair fit exists."""
+    reaches 1 % or 100 % on that side) or when it has under half of the fit's source benchmarks (both
+    sides, unless its release date tells the side), and win probabilities if a pair fit exists."""
     with env_hint(ctx):
         report = warehouse_api(db).predict(model, min_coverage=min_coverage, allow_partial=allow_partial,
                                            restrict=restrict)

@@ -175,7 +175,9 @@ def placing_hint(con: duckdb.DuckDBPyConnection, model: str) -> str | None:
 
 def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: list[TargetPrediction]) -> list[str]:
     """One sentence per (side, reason) of the sources' predictions flagged out of range (anchored ones keep
-    their own interval and get none): why, and what the interval now reaches, in the numbers it prints."""
+    their own interval and get none): why, and what the interval now reaches, in the numbers it prints.
+    Reason 'few sources' (a proxy restricted to under half of the current fit's source benchmarks, side
+    'both') reads 'the sources cannot place this model'."""
     flagged = [p for p in predictions if p.out_of_range and p.method != "anchors"]
     if not flagged:
         return []
@@ -188,6 +190,15 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
     notes = []
     for side, reason in dict.fromkeys((p.range_side, p.range_reason) for p in flagged):
         rows = [p for p in flagged if (p.range_side, p.range_reason) == (side, reason)]
+        targets = ", ".join(p.target for p in rows)
+        if reason == "few sources":
+            have = sorted({b for p in rows for b in p.sources})
+            settings = current_fit_settings(con)
+            total = len(settings["sources"]) if settings else "?"
+            notes.append(f"the sources cannot place this model: {targets} rest on a proxy restricted to {len(have)} "
+                         f"of the current fit's {total} source benchmarks ({', '.join(have)}), so they cannot rule "
+                         f"out scores from {_bounds(rows, 'low')} to {_bounds(rows, 'high')}")
+            continue
         below = side == "below"
         if reason == "release date":
             date, lo, hi = released
@@ -202,21 +213,6 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
             why = f"{model}'s source ability lies {side} that of {beyond}"
         reach = (f"the sources cannot rule out scores down to {_bounds(rows, 'low')}" if below else
                  f"the sources cannot rule out scores up to {_bounds(rows, 'high')}")
-        targets = ", ".join(p.target for p in rows)
-        notes.append(f"out of range ({targets}): {why}; {reach}" + (f"; {hint}." if hint else "."))
-    return notes
-
-
-def restricted_note(con: duckdb.DuckDBPyConnection, model: str, predictions: list[TargetPrediction],
-                    fit_sources: list[str], *, hint: bool = True) -> str | None:
-    """'the sources cannot place this model' when a sources prediction rests on a proxy restricted to fewer
-    than half of the current fit's source benchmarks (GPT-4o: 6 of 17): such a proxy sees too little of
-    the model to say where it lies, whatever its interval says."""
-    thin = [p for p in predictions if p.method != "anchors" and p.restricted and 2 * len(p.sources) < len(fit_sources)]
-    if not thin:
-        return None
-    have = sorted({b for p in thin for b in p.sources})
-    line = placing_hint(con, model) if hint else None
-    return (f"the sources cannot place this model: {', '.join(p.target for p in thin)} rest on a proxy restricted "
-            f"to {len(have)} of the current fit's {len(fit_sources)} source benchmarks ({', '.join(have)})"
-            + (f"; {line}." if line else "."))
+        notes.append(f"out of range ({targets}): {why}; {reach}")
+    # what places the model, said once, after the last note
+    return [n + (f"; {hint}." if hint and i == len(notes) - 1 else ".") for i, n in enumerate(notes)]

@@ -251,8 +251,8 @@ def scatter_chart(run: dict, target: str, colour: str) -> str:
 
 def _range_why(p: dict) -> str:
     """Why a prediction is out of range: its release date, or its ability's distance beyond the range."""
-    if p.get("range_reason") == "release date":
-        return "release date"
+    if p.get("range_reason") in ("release date", "few sources"):
+        return p["range_reason"]
     return f"ability, {fmt(p['ability_distance'])} sd"
 
 

@@ -249,10 +249,23 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
                         [name, donor, keep])
     thin = Warehouse(db).predict("Fewsources-1", allow_partial=True)
     assert all(p.restricted for p in thin.predictions)
-    assert any(n.startswith("the sources cannot place this model") and f"{len(few)} of the current fit's "
-               f"{len(sources)} source benchmarks" in n for n in thin.notes)
+    # its words match its numbers: so few sources rule out nothing, on either side
+    assert all((p.out_of_range, p.range_side, p.range_reason) == (True, "both", "few sources")
+               and p.low <= 0.01 and p.high == 1.0 for p in thin.predictions)
+    said = next(n for n in thin.notes if n.startswith("the sources cannot place this model"))
+    assert f"{len(few)} of the current fit's {len(sources)} source benchmarks" in said
+    assert "cannot rule out scores from 1.0 % to 100.0 %" in said.replace("\n", " ")
     enough = Warehouse(db).predict("Mostsources-1", allow_partial=True)
     assert enough.predictions and not any("cannot place" in n for n in enough.notes)
+    assert not any(p.range_reason == "few sources" for p in enough.predictions)
+    # a release date tells the side: then only that side is widened, and the note says why
+    assert run_pace("metadata", "set", "Fewsources-1", "--released", "1999-01-01", "--db", db).exit_code == 0
+    dated = Warehouse(db).predict("Fewsources-1", allow_partial=True)
+    assert all((p.range_side, p.range_reason) == ("below", "release date") and p.low <= 0.01 and p.high < 1.0
+               for p in dated.predictions)
+    assert [p.high for p in dated.predictions] == [
+        r[0] for r in _rows(db, "SELECT residual_high FROM fit_predictions WHERE model = ? AND restricted ORDER BY target",
+                            "Fewsources-1")]
 
 
 def test_target_width_stops_adding_anchors_once_the_width_is_reached(dated):
