@@ -249,6 +249,12 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     _cap_duckdb_cache(con)
     everyone = build_matrices(con, sources=req.sources, targets=req.targets)
     _release_memory(con)
+    if not everyone.targets:                                 # nothing to learn a proxy for
+        raise ValueError("no benchmark has the role 'target': ingest agentic scores (gaia, swebench, ...) or "
+                         "`pace import openhands-index DIR`, or `pace benchmarks set NAME target`")
+    if not np.isfinite(everyone.target_means()).any():      # nothing to learn a proxy from
+        raise ValueError(f"no model has scores on the target benchmarks ({', '.join(everyone.targets)}): ingest "
+                         "them or `pace import openhands-index DIR` first")
     unknown = sorted(set(req.exclude) - set(everyone.models))
     if unknown:
         raise ValueError(f"--exclude names models the warehouse does not know: {', '.join(unknown)}")

@@ -209,3 +209,23 @@ def test_the_untrained_note_names_the_targets_each_model_lacks():
     assert lines[0] == "a warning"
     assert lines[1].startswith("1 models have no score on commit0, gaia (") and lines[1].endswith(": A")
     assert lines[2].startswith("2 models have no score on commit0 (") and lines[2].endswith(": C, D")
+
+
+def test_a_fit_without_target_scores_is_refused_in_one_line_naming_what_is_missing(tmp_path):
+    """No target benchmark at all, then a target whose every score is empty: one line each, exit 2, no fit."""
+    from tests.helpers import write_csv
+
+    for model in ("A", "B", "C"):
+        write_csv(tmp_path / "tree" / "aime25" / f"{model}.csv", "id,score,metric_name\n1,1,acc\n2,0,acc\n3,1,acc\n")
+    db = tmp_path / "pace.duckdb"
+    assert run_pace("ingest", tmp_path / "tree", "--db", db).exit_code == 0
+    none = run_pace("fit", "--db", db)
+    assert none.exit_code == 2 and "no benchmark has the role 'target'" in none.stderr
+    assert len(none.stderr.strip().splitlines()) == 1
+    for model in ("A", "B", "C"):
+        write_csv(tmp_path / "tree" / "gaia" / f"{model}.csv", "id,score,metric_name\n1,,acc\n2,,acc\n")
+    assert run_pace("ingest", tmp_path / "tree", "--db", db).exit_code == 0
+    empty = run_pace("fit", "--db", db)
+    assert empty.exit_code == 2 and "no model has scores on the target benchmarks (gaia)" in empty.stderr
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM proxy_fits").fetchone()[0] == 0
