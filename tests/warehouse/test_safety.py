@@ -312,8 +312,8 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, synth, args, needles, 
 
 
 def test_model_names_are_trimmed(synth):
-    assert run_pace("fit", "--count", "10", "--B", "5", "--no-intervals", "--exclude", "Orrin-5.0",
-                    "--db", synth).exit_code == 0
+    assert run_pace("fit", "--count", "10", "--no-intervals", "--no-anchors", "--task", "abs",
+                    "--exclude", "Orrin-5.0", "--db", synth).exit_code == 0
     spaced = run_pace("predict", " Orrin-5.0 ", "--db", synth, "--json", "--allow-partial")
     assert spaced.exit_code == 0, spaced
     assert json.loads(spaced.stdout)["model"] == "Orrin-5.0"
