@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 import duckdb
@@ -34,7 +34,9 @@ METHOD = "pace-bench"
 _FIT_FIELDS = ("method", "budget", "intercept", "clamp_lo", "clamp_hi", "resid_lo", "resid_hi", "interval_level",
                "mix_weight", "trained_on", "data_hash", "link", "struct_intercept", "struct_slope",
                "floor_intercept", "floor_slope", "gate_base", "gate_width", "ability_lo", "ability_hi",
-               "ability_sd", "oor_lo", "oor_hi", "sources", "loocv_mae")
+               "ability_sd", "oor_lo", "oor_hi", "sources", "loocv_mae",
+               # the out-of-range verdict's ranges: robust ability range, training models' release dates
+               "range_lo", "range_hi", "released_lo", "released_hi")
 
 
 def export_pace_bench(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: bool = False) -> dict[str, int]:
@@ -59,7 +61,7 @@ def export_pace_bench(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: b
                                          "weight": weight, "center": center}) + "\n")
         meta = {"format": "pace-bench", "targets": {}}
         for target, fit_id, *values, params, created_at in fits:
-            entry = dict(zip(_FIT_FIELDS, values))
+            entry = {k: v.isoformat() if isinstance(v, date) else v for k, v in zip(_FIT_FIELDS, values)}
             entry.update(fit_id=fit_id, params=json.loads(params), created_at=created_at.isoformat())
             meta["targets"][target] = entry
         (staging / FIT_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")

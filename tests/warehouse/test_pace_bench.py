@@ -69,7 +69,17 @@ def test_export_writes_one_jsonl_per_target_with_the_current_weights(copy_db, tm
     assert (out / "notes.txt").read_text() == "mine"
 
 
+def _ranges(db):
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute("""SELECT target, range_lo, range_hi, released_lo, released_hi FROM current_fits
+                              WHERE task = 'abs' ORDER BY target""").fetchall()
+
+
 def test_a_round_trip_gives_the_same_predictions_and_becomes_the_current_fit(copy_db, tmp_path):
+    with duckdb.connect(str(copy_db)) as con:     # a fit made with release dates known (the fixture has none)
+        con.execute("UPDATE proxy_fits SET released_lo = DATE '2025-01-02', released_hi = DATE '2026-03-04'")
+    ranges = _ranges(copy_db)
+    assert all(r[1] is not None for r in ranges)
     before = _predictions(copy_db)
     out = tmp_path / "bench"
     assert run_pace("selections", "export", out, "--format", "pace-bench", "--db", copy_db).exit_code == 0
@@ -80,6 +90,7 @@ def test_a_round_trip_gives_the_same_predictions_and_becomes_the_current_fit(cop
     for old, new in zip(before, after):
         for a, b in zip(old[2:5], new[2:5]):
             assert (a is None and b is None) or abs(a - b) <= 1e-12, (old, new)
+    assert _ranges(copy_db) == ranges        # so the out-of-range verdicts travel too
     # importing the same folder again replaces the fit instead of adding a second copy
     assert run_pace("selections", "import", out, "--name", "shared-fit", "--db", copy_db).exit_code == 0
     con = duckdb.connect(str(copy_db), read_only=True)
