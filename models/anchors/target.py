@@ -37,6 +37,9 @@ DOF = 4.0                        # the prior's Student-t degrees of freedom
 POPULATION_SD = 1.0
 FIT_POINTS = 61                  # abilities of the item fit's grid (the estimate uses the full grid)
 EXTREMES = 3                     # the weakest and the strongest training models each make one more inner fold
+SCORED_PER_GROUP = 40            # members of an inner group estimated for the calibration, at most (evenly
+                                 # spaced in name order): 5 x 40 = 200 scores per K are plenty for a quantile,
+                                 # and at 1,000 models scoring every one would cost as much as the refits
 
 
 @dataclass(frozen=True)
@@ -244,6 +247,14 @@ def _inner_groups(y: np.ndarray, models: list[str], inner_folds: int) -> list[li
     return groups
 
 
+def scored_members(group: list[int], most: int = SCORED_PER_GROUP) -> list[int]:
+    """The members of an inner group the calibration estimates: all of them up to ``most``, else ``most``
+    evenly spaced over the group's order (deterministic)."""
+    if len(group) <= most:
+        return list(group)
+    return [group[i] for i in np.linspace(0, len(group) - 1, most).round().astype(int)]
+
+
 def _scores(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds: int, fit_grid: Grid) -> dict:
     """{K: (inside, outside)}: the inner groups' interval scores, split by whether each estimate lies inside
     its inner training range; exact estimates (every item run: no interval to widen) are left out."""
@@ -257,7 +268,7 @@ def _scores(y: np.ndarray, whole: TargetModel, ks: tuple[int, ...], inner_folds:
         inner = TargetModel(params, whole.grid, slip_weights, [whole.models[i] for i in train], abilities,
                             whole.features[train], theta, curve, whole.level)
         lo, hi = training_range(y[train])
-        for r in group:
+        for r in scored_members(group):
             members = np.isfinite(y[r])
             if not members.any():
                 continue

@@ -7,7 +7,8 @@ import pytest
 
 from models.anchors.calibration import conformal_factor
 from models.anchors.simulate import simulate_2pl
-from models.anchors.target import Prior, estimate, fit_target, model_factor, pool_factors, training_range
+from models.anchors.target import (Prior, estimate, fit_target, model_factor, pool_factors, scored_members,
+                                   training_range)
 
 
 def test_the_training_range_is_the_second_lowest_and_highest_mean_over_each_models_own_items():
@@ -70,3 +71,13 @@ def test_fitting_learns_from_the_extreme_groups_and_widens_out_of_range_estimate
     assert all(model.factors_outside[k] >= model.factors[k] for k in model.factors)
     lo, hi = training_range(pop.y)
     assert (model.range_lo, model.range_hi) == (lo, hi)
+
+
+def test_a_large_inner_group_is_scored_on_evenly_spaced_members_and_a_small_one_whole():
+    small = list(range(7, 47))                     # 40 members: every one (every real-data fit is this case)
+    assert scored_members(small) == small
+    big = list(range(100, 300))                    # 200 members (a 1,000-model fit's inner fold)
+    picked = scored_members(big)
+    assert len(picked) == 40 == len(set(picked)) and picked[0] == 100 and picked[-1] == 299
+    assert picked == sorted(picked) and max(np.diff(picked)) - min(np.diff(picked)) <= 1
+    assert scored_members(big) == picked           # deterministic
