@@ -15,10 +15,11 @@
 --                range_lo / range_hi: one odd model cannot stretch it) or else the era check (release date,
 --                model_release, before / after every training model's, released_lo / released_hi; no
 --                verdict when either is unknown)
---                'both' for a row of a restricted fit on under half of the current fit's source benchmarks
---                (GPT-4o: 6 of 17) and no era verdict: so few sources cannot place a model on either side,
---                whatever its ability on them says (the older models of unlabelled-sources look mid-range
---                there); the era check alone gives such a row its side
+--                'both' for a model with scores on under half of the current fit's source benchmarks
+--                (GPT-4o: 6 of 17; a model with agentic rows only: 0), from whichever fit, and no era
+--                verdict: so few sources cannot place a model on either side, whatever its ability on them
+--                says (the older models of unlabelled-sources look mid-range there); the era check alone
+--                gives such a row its side
 --   range_reason 'ability' | 'release date' | 'few sources' | NULL: which check gave the verdict
 --   out_of_range = range_side IS NOT NULL. A flagged model's bound on that side is what the data cannot rule
 --                out: low = least(low, 0.01) (the floor reading, 1 %) below, high = 1.0 above (both: both).
@@ -125,8 +126,11 @@ placed AS (
            CASE WHEN list_contains(f.trained_on, l.model) THEN NULL
                 WHEN r.release_date < f.released_lo THEN 'below'
                 WHEN r.release_date > f.released_hi THEN 'above' END AS era_side,
-           CASE WHEN f.restricted_for IS NOT NULL AND NOT list_contains(f.trained_on, l.model)
-                 AND 2 * array_length(f.sources) < array_length(coalesce(c.sources, e.sources))
+           -- the model's own sources, not the fit's: the same verdict before and after `pace predict` made
+           -- its restricted fit (a model with no source rows at all has none of them)
+           CASE WHEN NOT list_contains(f.trained_on, l.model)
+                 AND 2 * coalesce(array_length(array_intersect(coalesce(c.sources, e.sources), m.benchmarks)), 0)
+                     < array_length(coalesce(c.sources, e.sources))
                 THEN 'both' END AS sources_side,
            f.resid_lo, f.resid_hi, f.oor_lo, f.oor_hi, f.struct_intercept, f.struct_slope,
            f.floor_intercept, f.floor_slope, f.gate_base, f.gate_width
@@ -134,8 +138,9 @@ placed AS (
     JOIN fits AS f ON f.fit_id = l.fit_id AND f.target = l.target
     LEFT JOIN abilities AS a ON a.model = l.model AND a.fit_id = l.fit_id
     LEFT JOIN model_release AS r ON r.model = l.model
-    LEFT JOIN current_abs AS c ON c.target = l.target     -- what a restricted fit stands in for
+    LEFT JOIN current_abs AS c ON c.target = l.target     -- the current fit (a restricted one stands in for it)
     CROSS JOIN every_source AS e
+    LEFT JOIN present AS m ON m.model = l.model
 ),
 judged AS (   -- on few sources the ability is not to be trusted: the release date alone can tell the side
     SELECT *,

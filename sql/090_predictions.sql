@@ -8,6 +8,8 @@
 --   prior     the anchors estimate's prior: metadata | sources | population (NULL for a sources prediction)
 --   coverage, n_scored, sources, ... the sources' prediction's (NULL for an anchors row of a model with no
 --                source rows)
+--   out_of_range, range_side, range_reason  the sources' verdict (fit_predictions); false / NULL on an
+--                anchors row, whose interval is its own
 CREATE OR REPLACE VIEW predictions AS
 WITH stacked AS (      -- each view read once (Spark inlines every read of a view), its rows stacked under the
                        -- other's rather than joined: a filter on model (one model's lookup) then reaches both
@@ -53,7 +55,12 @@ SELECT model, target,
        CASE WHEN anchored THEN a_level ELSE interval_level END          AS interval_level,
        CASE WHEN anchored THEN 'anchors' ELSE method END                AS method,
        CASE WHEN anchored THEN a_fit_id ELSE fit_id END                 AS fit_id,
-       ability, ability_distance, coalesce(out_of_range, false)        AS out_of_range, range_side, range_reason,
+       -- the out-of-range verdict is the sources' (their interval's widening): an anchored row has its own
+       -- interval, calibrated off the anchors' training range, and no verdict
+       ability, ability_distance,
+       NOT anchored AND coalesce(out_of_range, false)                   AS out_of_range,
+       CASE WHEN NOT anchored THEN range_side END                       AS range_side,
+       CASE WHEN NOT anchored THEN range_reason END                     AS range_reason,
        CASE WHEN anchored AND coalesce(n_scored, 0) = 0 THEN NULL ELSE sources END     AS sources,
        coalesce(restricted, false)                                      AS restricted,
        CASE WHEN anchored THEN anchors ELSE 0 END                       AS anchors,

@@ -233,13 +233,14 @@ class Warehouse:
         finally:
             con.close()
 
-    def _probe_writable(self, why: str) -> None:
-        """Fail at once, before long work, when the file cannot be opened for writing."""
+    def _probe_writable(self, why: str, model: str) -> None:
+        """Fail at once, before long work, when the file cannot be opened for writing (the advice names
+        `pace predict`: `pace report` predicts too, and has no --no-restrict)."""
         try:
             connect(self.path).close()
         except UserError as exc:
-            raise UserError(f"{why}; but {exc} (run it once with write access, or pass --no-restrict to "
-                            "impute the missing benchmarks)") from exc
+            raise UserError(f"{why}; but {exc} (once it can be written, `pace predict {model}` stores it; "
+                            f"`pace predict {model} --no-restrict` imputes the missing benchmarks instead)") from exc
 
     def _require_writable(self, what: str) -> None:
         if self.read_only:
@@ -809,7 +810,7 @@ class Warehouse:
                                         "(pass --no-restrict to impute the missing benchmarks)")
                     self._require_writable(f"{why}: that (or --no-restrict)")
                     con.close()                      # DuckDB opens a file in one mode per process
-                    self._probe_writable(why)
+                    self._probe_writable(why, model)
                     con = self.connect()
 
                     def reopen(read_con):
@@ -1018,12 +1019,16 @@ class Warehouse:
                 raise UserError(f"{model!r} has no explicit family (see `pace families list`)")
             con.execute("DELETE FROM model_families WHERE model = ?", [model])
 
-    def metadata(self) -> list[tuple[str, Any, str]]:
-        """(model, release_date, source) of every model with a known release date (view ``model_release``:
-        ``user`` for a date set with :meth:`set_metadata`, which wins over an index's)."""
+    def metadata(self) -> list[tuple[str, Any, Optional[str]]]:
+        """(model, release_date, source) of every model (view ``model_release``: ``user`` for a date set with
+        :meth:`set_metadata`, which wins over an index's), dated ones first; (model, None, None) for a model
+        with score rows and no known date, the ones the release-date check cannot place."""
         with self._reading() as con:
-            return con.execute("SELECT model, release_date, release_source FROM model_release "
-                               "ORDER BY release_date, model").fetchall()
+            return con.execute("""
+                WITH known AS (SELECT DISTINCT model FROM score_sources UNION SELECT model FROM model_release)
+                SELECT k.model, r.release_date, r.release_source
+                FROM known AS k LEFT JOIN model_release AS r USING (model)
+                ORDER BY r.release_date NULLS LAST, k.model""").fetchall()
 
     def set_metadata(self, model: str, *, released: Union[str, date, None] = None) -> dict:
         """Set a model's release date (``released``: ``YYYY-MM-DD``), e.g. for an older model no agentic
@@ -1034,6 +1039,8 @@ class Warehouse:
         if released is None:
             raise UserError("nothing to set: give --released DATE (YYYY-MM-DD)")
         day = validate.iso_date(released, "--released")
+        if day > date.today():          # a typo (2099) would make the model newer than every other
+            raise UserError(f"--released {day.isoformat()!r} is in the future (today is {date.today().isoformat()})")
         with self._writing("setting a model's metadata") as con:
             if not (_has_rows(con, model) or _has_metadata(con, model)):
                 raise UserError(f"no model {model!r} in the warehouse (no score rows, no metadata)")
@@ -1045,13 +1052,16 @@ class Warehouse:
                                    "check cannot judge a model yet (import the index's metadata, then `pace fit`)")
         return {"model": model, "released": day, "replaced": before[0] if before else None, "note": note}
 
-    def reset_metadata(self, model: str) -> None:
-        """Forget what :meth:`set_metadata` set for ``model`` (an index's date, if any, applies again)."""
+    def reset_metadata(self, model: str) -> Optional[date]:
+        """Forget what :meth:`set_metadata` set for ``model``; returns the release date that applies now (an
+        index's), None when none does."""
         model = validate.model_name(model)
         with self._writing("resetting a model's metadata") as con:
             if not con.execute("SELECT count(*) FROM model_metadata_set WHERE model = ?", [model]).fetchone()[0]:
                 raise UserError(f"{model!r} has no metadata set by `pace metadata set` (see `pace metadata list`)")
             con.execute("DELETE FROM model_metadata_set WHERE model = ?", [model])
+            now = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchone()
+        return now[0] if now else None
 
     def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
                           overwrite: bool = False) -> dict:

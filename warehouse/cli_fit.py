@@ -11,7 +11,7 @@ import typer
 from warehouse import methods, settings, validate
 from warehouse.api import Warehouse
 from warehouse.cli_models import Sources, Targets, warehouse_api
-from warehouse.cli_options import DbOpt, JsonOpt, env_hint, options_given, with_options
+from warehouse.cli_options import DbOpt, JsonOpt, env_hint, options_given, unless_only_from_environment, with_options
 from warehouse.output import console, emit_json, print_rows
 
 
@@ -81,6 +81,7 @@ def fit(
 
 
 def plan(
+    ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="The model to plan for (it may have no rows yet).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan CSV (benchmark,subdir,instance_id).")]
         = None,
@@ -104,7 +105,10 @@ def plan(
     deduplicated into API calls, per benchmark, with what each benchmark's calls buy: the
     interval half-width (points) its missing scores leave in each target's prediction. With --anchors K,
     also the agentic anchors to buy per target, with expected costs (USD) and the interval now."""
-    result = warehouse_api(db).plan(model, out=out, anchors=anchors, budget=budget, target_width=target_width)
+    budget = unless_only_from_environment(ctx, budget, "budget", bool(anchors))
+    target_width = unless_only_from_environment(ctx, target_width, "target_width", bool(anchors))
+    with env_hint(ctx):
+        result = warehouse_api(db).plan(model, out=out, anchors=anchors, budget=budget, target_width=target_width)
     model, rows, calls = result.model, result.rows, result.calls
     anchor_rows = [{"benchmark": r.target, "subdir": r.subdir, "instance_id": r.instance_id, "kind": "anchor",
                     "rank": r.rank, "expected_cost_usd": r.expected_cost} for r in result.anchor_rows]
@@ -126,8 +130,10 @@ def plan(
     for note in result.notes:
         console.print(f"note: {note}", highlight=False)
     if result.anchors:
-        print_rows(["target", "anchors now", "prior", "predicted %", "interval %", "listed", "expected USD",
-                    "served width -> after (pp)"],
+        # the anchors estimate (what the listed anchors refine) beside the width `pace predict` serves now,
+        # which for a model with source rows and no anchors is the sources' interval
+        print_rows(["target", "anchors now", "prior", "anchors estimate %", "its interval %", "listed",
+                    "expected USD", "served width -> after (pp)"],
                    [(t["target"], t["anchors_now"], t["prior"], _pct(t["predicted"]),
                      f"{_pct(t['low'])}-{_pct(t['high'])}", t["anchors_listed"], t["expected_cost_usd"],
                      f"{_pct(t['width_now'])} -> {_pct(t['expected_width'])}")
@@ -216,9 +222,11 @@ def predict(
                       "above counts only the proxy's own instances).", highlight=False)
     if restricted:
         how = "fitted now" if report.made_fit else "reused"
+        full = any(not p.restricted and p.method != "anchors" for p in report.predictions)
         console.print(f"restricted proxy ({how}, {report.restricted_fit}) on the {len(restricted)} source benchmarks "
-                      f"it has: {', '.join(restricted)}; 'full' rows use the current fit, whose selected "
-                      "instances it covers better.", highlight=False)
+                      f"it has: {', '.join(restricted)}"
+                      + ("; 'full' rows use the current fit, whose selected instances it covers better." if full
+                         else "."), highlight=False)
     for line in report.notes:
         console.print(line, highlight=False)
     if pairs:

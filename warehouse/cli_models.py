@@ -196,9 +196,10 @@ metadata_app = typer.Typer(help="Model metadata a user sets (release dates), bes
 
 @metadata_app.command("list")
 def metadata_list(db: DbOpt = None, json_out: JsonOpt = False) -> None:
-    """Every model with a known release date and where it comes from ('user': set with `pace metadata set`,
-    which wins over the index's)."""
-    rows = [(m, str(d), s) for m, d, s in Warehouse(db, read_only=True).metadata()]
+    """Every model's release date and where it comes from ('user': set with `pace metadata set`, which wins
+    over the index's); models without one last ('unknown': the release-date check cannot place them)."""
+    unknown = (None, None) if json_out else ("unknown", "")
+    rows = [(m, str(d), s) if d else (m, *unknown) for m, d, s in Warehouse(db, read_only=True).metadata()]
     print_rows(["model", "released", "source"], rows, as_json=json_out)
 
 
@@ -221,5 +222,6 @@ def metadata_set(model: Annotated[str, typer.Argument(help="A model in the wareh
 def metadata_reset(model: Annotated[str, typer.Argument(help="A model set with `pace metadata set`.")],
                    db: DbOpt = None) -> None:
     """Forget what `pace metadata set` set for MODEL (the index's date, if any, applies again)."""
-    Warehouse(db).reset_metadata(model)
-    console.print(f"{model.strip()}: metadata from the index again", highlight=False)
+    now = Warehouse(db).reset_metadata(model)
+    console.print(f"{model.strip()}: " + (f"released {now} again (the index's date)" if now else
+                                          "no release date now (no index describes it)"), highlight=False)

@@ -99,6 +99,12 @@ def _source(ctx, name: str) -> str:
     return getattr(source, "name", "")
 
 
+def unless_only_from_environment(ctx, value, name: str, needs: bool):
+    """``value``, or None when it came from its ``PACE_*`` variable and what it applies to (``needs``) is off
+    for this call: a variable set for other calls is ignored where it does not apply, a flag never is."""
+    return None if not needs and _source(ctx, name) == "ENVIRONMENT" else value
+
+
 def options_given(ctx, names: Iterable[str], reads=None) -> dict:
     """{name: value} of the options given on the command line or by a ``PACE_*`` variable (None
     otherwise: the callee applies its default). ``reads``, the options the chosen method reads,

@@ -160,13 +160,14 @@ def _bounds(rows: list[TargetPrediction], bound: str) -> str:
 def placing_hint(con: duckdb.DuckDBPyConnection, model: str) -> str | None:
     """What places a model the sources cannot: '`pace plan M --anchors 10` places it for about $X' (X from
     anchor_costs: per target of the current anchor fits, PLACING_ANCHORS times the median expected cost of
-    its instances for this model), without the cost when none is known; None without anchor item models."""
+    its instances for this model), without the cost when none is known; None without anchor item models, or
+    when every one was trained on the model (its target rows are known: `pace plan` lists nothing for it)."""
     fits, cost = con.execute("""
         WITH per_target AS (
             SELECT benchmark, least(?, count(*)) * median(expected_cost) AS cost
             FROM anchor_costs WHERE model = ? GROUP BY benchmark)
-        SELECT (SELECT count(*) FROM current_anchor_fits), sum(cost) FROM per_target""",
-                             [PLACING_ANCHORS, model]).fetchone()
+        SELECT (SELECT count(*) FROM current_anchor_fits WHERE NOT list_contains(trained_on, ?)), sum(cost)
+        FROM per_target""", [PLACING_ANCHORS, model, model]).fetchone()
     if not fits:
         return None
     line = f"`pace plan {model} --anchors {PLACING_ANCHORS}`"
@@ -192,12 +193,13 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
         rows = [p for p in flagged if (p.range_side, p.range_reason) == (side, reason)]
         targets = ", ".join(p.target for p in rows)
         if reason == "few sources":
-            have = sorted({b for p in rows for b in p.sources})
             settings = current_fit_settings(con)
-            total = len(settings["sources"]) if settings else "?"
-            notes.append(f"the sources cannot place this model: {targets} rest on a proxy restricted to {len(have)} "
-                         f"of the current fit's {total} source benchmarks ({', '.join(have)}), so they cannot rule "
-                         f"out scores from {_bounds(rows, 'low')} to {_bounds(rows, 'high')}")
+            fit_sources = settings["sources"] if settings else []
+            have = [b for b in present_sources(con, model) if b in fit_sources]
+            notes.append(f"the sources cannot place this model: it has scores on {len(have)} of the current fit's "
+                         f"{len(fit_sources)} source benchmarks" + (f" ({', '.join(have)})" if have else "")
+                         + f", so they cannot rule out scores from {_bounds(rows, 'low')} to {_bounds(rows, 'high')}"
+                         f" on {targets}")
             continue
         below = side == "below"
         if reason == "release date":
@@ -206,7 +208,8 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
                    f"on ({lo} to {hi})")
         else:
             far = max(p.ability_distance for p in rows)
-            beyond = (f"every model the fit was trained on ({far:.2f} training standard deviations beyond the "
+            upto = "up to " if len({round(p.ability_distance, 2) for p in rows}) > 1 else ""
+            beyond = (f"every model the fit was trained on ({upto}{far:.2f} training standard deviations beyond the "
                       f"{'weakest' if below else 'strongest'}; the prediction leans on the source-ability link)"
                       if far > 0 else
                       f"all but the {'weakest' if below else 'strongest'} of the models the fit was trained on")

@@ -336,8 +336,8 @@ def anchors_html(plan: dict, model: str) -> str:
     k = plan["anchors_asked"]
     out = [f'<h3>Agentic anchors</h3><p class="note">Besides the sources: a few instances of the targets '
            f"themselves, run with the OpenHands benchmarks. Per target, the {k} that "
-           f"<code>pace plan {_e(model)} --anchors {k}</code> lists (the ones that narrow the interval most per "
-           "expected dollar; their ids with <code>--json</code>), against the interval of the anchors item "
+           f"<code>pace plan {_e(model)} --anchors {k}</code> lists (chosen a batch at a time, each the one that "
+           "narrows the interval most given the ones before; their ids with <code>--json</code>), against the interval of the anchors item "
            "model's estimate now. After importing their results (<code>pace import openhands-index</code>) "
            "the estimate moves from its prior to them.</p>"]
     out += [f'<p class="warn">{_e(n)}</p>' for n in plan.get("notes", [])]

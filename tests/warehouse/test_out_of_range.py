@@ -113,7 +113,7 @@ def test_a_release_date_before_every_training_model_widens_low_to_1_percent_and_
 
 def test_a_release_date_after_every_training_model_reaches_up_to_100_percent(work):
     db, held, _ = work
-    assert run_pace("metadata", "set", held, "--released", "2027-03-01", "--db", db).exit_code == 0
+    assert run_pace("metadata", "set", held, "--released", "2026-06-01", "--db", db).exit_code == 0
     for predicted, low, high, oor, side, reason, _ in _served(db, held).values():
         assert (side, reason, high) == ("above", "release date", 1.0) and low < predicted
     notes = json.loads(run_pace("predict", held, "--json", "--allow-partial", "--db", db).stdout)["notes"]
@@ -121,7 +121,7 @@ def test_a_release_date_after_every_training_model_reaches_up_to_100_percent(wor
 
 
 def test_a_user_set_date_wins_over_the_index_and_survives_a_reimport(work):
-    db, _, index = work
+    db, held, index = work
     trained = sorted(index.joinpath("results").iterdir())[0].name
     assert _rows(db, "SELECT release_date::VARCHAR, release_source FROM model_release WHERE model = ?", trained) \
         == [(TRAINING_DATES[0], "openhands-index")]
@@ -137,11 +137,13 @@ def test_a_user_set_date_wins_over_the_index_and_survives_a_reimport(work):
         == [("2020-02-02", "user")]
     listed = json.loads(run_pace("metadata", "list", "--json", "--db", db).stdout)
     assert {"model": trained, "released": "2020-02-02", "source": "user"} in listed
-    assert run_pace("metadata", "reset", trained, "--db", db).exit_code == 0
+    assert {"model": held, "released": None, "source": None} in listed       # undated models are listed too
+    reset = run_pace("metadata", "reset", trained, "--db", db)
+    assert reset.exit_code == 0 and "released 2025-06-30 again" in reset.stdout
     assert _rows(db, "SELECT release_date::VARCHAR FROM model_release WHERE model = ?", trained) == [("2025-06-30",)]
 
 
-@pytest.mark.parametrize("bad", ["2024-13-01", "2024-5-13", "yesterday", ""])
+@pytest.mark.parametrize("bad", ["2024-13-01", "2024-5-13", "yesterday", "", "2999-01-01"])
 def test_a_bad_release_date_is_refused_in_one_line_and_nothing_is_written(work, bad):
     db, held, _ = work
     result = run_pace("metadata", "set", held, "--released", bad, "--db", db)
@@ -229,6 +231,7 @@ def test_an_anchored_prediction_keeps_its_own_interval_when_flagged(work):
     estimate = _rows(db, "SELECT predicted, low, high FROM anchor_estimates WHERE model = ? AND target = 'swebench'",
                      held)
     assert served["swebench"][-1] == "anchors" and [served["swebench"][:3]] == estimate      # its own interval
+    assert served["swebench"][3:6] == (False, None, None)          # and no verdict of the sources' on it
     (kind_after, sd_after), = _rows(db, prior, held)
     assert kind == kind_after == "sources" and sd_after > sd_before    # the sources prior is as wide as served
     notes = json.loads(run_pace("predict", held, "--json", "--allow-partial", "--db", db).stdout)["notes"]
@@ -247,6 +250,10 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
             score_store.execute(con, """INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
                            'run:t', now() FROM scores WHERE model = ? AND benchmark IN (SELECT unnest(?::VARCHAR[]))""",
                         [name, donor, keep])
+    # the verdict is the model's, not its restricted fit's: the view says it before `pace predict` made that fit
+    before = _rows(db, "SELECT bool_and(range_reason = 'few sources' AND low <= 0.01 AND high = 1.0), "
+                       "bool_or(restricted) FROM predictions WHERE model = ?", "Fewsources-1")
+    assert before == [(True, False)]
     thin = Warehouse(db).predict("Fewsources-1", allow_partial=True)
     assert all(p.restricted for p in thin.predictions)
     # its words match its numbers: so few sources rule out nothing, on either side
@@ -255,6 +262,7 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
     said = next(n for n in thin.notes if n.startswith("the sources cannot place this model"))
     assert f"{len(few)} of the current fit's {len(sources)} source benchmarks" in said
     assert "cannot rule out scores from 1.0 % to 100.0 %" in said.replace("\n", " ")
+    assert f"({', '.join(few)})" in said          # the benchmarks it has, named
     enough = Warehouse(db).predict("Mostsources-1", allow_partial=True)
     assert enough.predictions and not any("cannot place" in n for n in enough.notes)
     assert not any(p.range_reason == "few sources" for p in enough.predictions)
@@ -302,6 +310,18 @@ def test_target_width_needs_anchors(dated):
     db, held, _ = dated
     result = run_pace("plan", held, "--target-width", "10", "--db", db)
     assert result.exit_code == 2 and "--anchors" in result.stderr
+
+
+def test_anchor_variables_apply_only_with_anchors_and_a_bad_one_is_named(dated):
+    """PACE_BUDGET / PACE_TARGET_WIDTH set for anchor plans do not break a plain plan (the flags still do);
+    a bad PACE_ANCHOR_COUNT is refused naming the variable."""
+    db, held, _ = dated
+    for var in ("PACE_BUDGET", "PACE_TARGET_WIDTH"):
+        assert run_pace("plan", held, "--db", db, env={var: "5"}).exit_code == 0, var
+    bad = run_pace("plan", held, "--db", db, env={"PACE_ANCHOR_COUNT": "-3"})
+    assert bad.exit_code == 2 and "(from PACE_ANCHOR_COUNT='-3')" in bad.stderr
+    wide = run_pace("plan", held, "--anchors", "5", "--db", db, env={"PACE_TARGET_WIDTH": "0"})
+    assert wide.exit_code == 2 and "(from PACE_TARGET_WIDTH='0')" in wide.stderr
 
 
 def test_an_unreachable_width_is_said_per_target():
