@@ -35,7 +35,9 @@ class RowsLakeWriter:
     def __init__(self, staging: Path, fresh: set[str], files: list[tuple[str, str, str, str]],
                  recorded_at: datetime):
         self.staging, self.fresh = staging, set(fresh)
-        self.bench = np.array([f[0] for f in files], dtype=object)
+        self.benchmarks = sorted({f[0] for f in files})
+        code = {b: k for k, b in enumerate(self.benchmarks)}
+        self.bench = np.array([code[f[0]] for f in files], np.int32)   # per file, its index in self.benchmarks
         self.model = [f[1] for f in files]
         self.subdir = [f[2] for f in files]
         self.path = [f[3] for f in files]
@@ -53,16 +55,19 @@ class RowsLakeWriter:
         self._pending.append(self._pool.submit(self._write_batch, rows, batch))
 
     def _write_batch(self, rows: pa.Table, batch: list[int]) -> None:
-        of_row = self.bench[rows.column("fi").to_numpy()]
-        for benchmark in dict.fromkeys(self.bench[batch].tolist()):
+        of_row = self.bench[rows.column("fi").to_numpy()]       # integer codes: no string compared per row
+        for code in dict.fromkeys(self.bench[batch].tolist()):
+            benchmark = self.benchmarks[code]
             if benchmark in self.fresh:
-                self._write(benchmark, rows.filter(pa.array(of_row == benchmark)))
+                self._write(benchmark, rows.filter(pa.array(of_row == code)))
 
     def _write(self, benchmark: str, part: pa.Table) -> None:
         n = part.num_rows
         fi = part.column("fi").to_numpy()
-        files = np.unique(fi)                                  # the files of this slice, as dictionary entries
-        local = pa.array(np.searchsorted(files, fi).astype(np.int32))
+        # the files of this slice, as dictionary entries; a file's rows are contiguous, so from the runs of fi
+        starts = np.flatnonzero(np.r_[True, fi[1:] != fi[:-1]]) if n else np.zeros(0, np.int64)
+        files, inverse = np.unique(fi[starts], return_inverse=True)
+        local = pa.array(np.repeat(inverse.astype(np.int32), np.diff(np.r_[starts, n])))
 
         def per_file(values: list[str]) -> pa.DictionaryArray:
             return pa.DictionaryArray.from_arrays(local, pa.array([values[f] for f in files], pa.string()))
