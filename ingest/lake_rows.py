@@ -55,11 +55,18 @@ class RowsLakeWriter:
         self._pending.append(self._pool.submit(self._write_batch, rows, batch))
 
     def _write_batch(self, rows: pa.Table, batch: list[int]) -> None:
+        # A benchmark's rows lie in a few runs of the batch (it is in storage order, one run per block of
+        # models): its part is those runs as slices, in row order, rather than a filtered copy of every column.
         of_row = self.bench[rows.column("fi").to_numpy()]       # integer codes: no string compared per row
-        for code in dict.fromkeys(self.bench[batch].tolist()):
+        starts = np.flatnonzero(np.r_[True, of_row[1:] != of_row[:-1]]) if len(of_row) else np.zeros(0, np.int64)
+        ends = np.r_[starts[1:], len(of_row)]
+        runs: dict[int, list[pa.Table]] = {}
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            runs.setdefault(int(of_row[start]), []).append(rows.slice(start, end - start))
+        for code, parts in runs.items():
             benchmark = self.benchmarks[code]
             if benchmark in self.fresh:
-                self._write(benchmark, rows.filter(pa.array(of_row == code)))
+                self._write(benchmark, pa.concat_tables(parts))
 
     def _write(self, benchmark: str, part: pa.Table) -> None:
         n = part.num_rows
