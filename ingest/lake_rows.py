@@ -35,7 +35,9 @@ class RowsLakeWriter:
     def __init__(self, staging: Path, fresh: set[str], files: list[tuple[str, str, str, str]],
                  recorded_at: datetime):
         self.staging, self.fresh = staging, set(fresh)
-        self.bench = np.array([f[0] for f in files], dtype=object)
+        self.benchmarks = sorted({f[0] for f in files})
+        code = {b: k for k, b in enumerate(self.benchmarks)}
+        self.bench = np.array([code[f[0]] for f in files], np.int32)   # per file, its index in self.benchmarks
         self.model = [f[1] for f in files]
         self.subdir = [f[2] for f in files]
         self.path = [f[3] for f in files]
@@ -53,16 +55,26 @@ class RowsLakeWriter:
         self._pending.append(self._pool.submit(self._write_batch, rows, batch))
 
     def _write_batch(self, rows: pa.Table, batch: list[int]) -> None:
-        of_row = self.bench[rows.column("fi").to_numpy()]
-        for benchmark in dict.fromkeys(self.bench[batch].tolist()):
+        # A benchmark's rows lie in a few runs of the batch (it is in storage order, one run per block of
+        # models): its part is those runs as slices, in row order, rather than a filtered copy of every column.
+        of_row = self.bench[rows.column("fi").to_numpy()]       # integer codes: no string compared per row
+        starts = np.flatnonzero(np.r_[True, of_row[1:] != of_row[:-1]]) if len(of_row) else np.zeros(0, np.int64)
+        ends = np.r_[starts[1:], len(of_row)]
+        runs: dict[int, list[pa.Table]] = {}
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            runs.setdefault(int(of_row[start]), []).append(rows.slice(start, end - start))
+        for code, parts in runs.items():
+            benchmark = self.benchmarks[code]
             if benchmark in self.fresh:
-                self._write(benchmark, rows.filter(pa.array(of_row == benchmark)))
+                self._write(benchmark, pa.concat_tables(parts))
 
     def _write(self, benchmark: str, part: pa.Table) -> None:
         n = part.num_rows
         fi = part.column("fi").to_numpy()
-        files = np.unique(fi)                                  # the files of this slice, as dictionary entries
-        local = pa.array(np.searchsorted(files, fi).astype(np.int32))
+        # the files of this slice, as dictionary entries; a file's rows are contiguous, so from the runs of fi
+        starts = np.flatnonzero(np.r_[True, fi[1:] != fi[:-1]]) if n else np.zeros(0, np.int64)
+        files, inverse = np.unique(fi[starts], return_inverse=True)
+        local = pa.array(np.repeat(inverse.astype(np.int32), np.diff(np.r_[starts, n])))
 
         def per_file(values: list[str]) -> pa.DictionaryArray:
             return pa.DictionaryArray.from_arrays(local, pa.array([values[f] for f in files], pa.string()))

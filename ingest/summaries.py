@@ -28,9 +28,16 @@ _RULE_FILES = ("*_score_counts.sql", "*_leaf_counts.sql", "*_instance_stats.sql"
                "[0-9][0-9][0-9]_models.sql")
 #: the rule's correlations are sums added in an order that varies with DuckDB's threads
 _TOLERANCE = 1e-9
-_COUNTS = f"""SELECT model, benchmark, subdir, origin, source_ref, count(*) AS n_rows, count(score) AS n_scored,
-                     sum({ROW_HASH}::HUGEINT) AS fingerprint
-              FROM scores GROUP BY ALL"""
+# The rows of `scores` (the view over score_rows and score_sources) grouped by their integer source id first,
+# then the few thousand sources by their key (several sources may share one, e.g. a run's batches): the same
+# sums as grouping every row by five strings, for ~60% of the time (0.26 -> 0.15 s at 9.2 M rows)
+_COUNTS = f"""SELECT s.model, s.benchmark, s.subdir, s.origin, s.source_ref, sum(c.n_rows)::BIGINT AS n_rows,
+                     sum(c.n_scored)::BIGINT AS n_scored, sum(c.fingerprint) AS fingerprint
+              FROM (SELECT source_id, count(*) AS n_rows, count(score) AS n_scored,
+                           sum({ROW_HASH}::HUGEINT) AS fingerprint
+                    FROM score_rows JOIN score_sources USING (source_id) GROUP BY source_id) AS c
+              JOIN score_sources AS s USING (source_id)
+              GROUP BY ALL"""
 _LEAVES = "SELECT benchmark, subdir, count(DISTINCT instance_id) AS n_instances FROM scores GROUP BY ALL"
 _STATS_KEY = ("benchmark", "subdir", "instance_id")
 #: ingest.preference.PRESENT_ROWS from the counters: rows per ingested file in scores (score_counts) or

@@ -95,11 +95,12 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     for kind, name in schema_objects():
         if kind == "TABLE" and name in views:
             con.execute(f"DROP VIEW {name}")
-    # `scores` was a table of nine columns before score_rows / score_sources: its rows move over, in one
-    # transaction (a kill in between leaves the old table as it was)
+    # One transaction: a kill in between leaves the schema as it was (`scores`, a table of nine columns
+    # before score_rows / score_sources, with it), and a new warehouse's ~100 statements commit once
+    # (0.68 -> 0.22 s: each autocommitted statement wrote the log on its own)
     old_scores = _has_table(con, "scores")
+    con.execute("BEGIN TRANSACTION")
     if old_scores:
-        con.execute("BEGIN TRANSACTION")
         con.execute("ALTER TABLE scores RENAME TO scores_before_sources")
     try:
         for path in sql_files():
@@ -112,11 +113,9 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("DROP TABLE scores_before_sources")
         fill_fit_constants(con)        # fits stored before a per-fit constant existed
         con.execute("INSERT OR REPLACE INTO pace_meta VALUES ('schema', ?)", [schema_fingerprint()])
-        if old_scores:
-            con.execute("COMMIT")
+        con.execute("COMMIT")
     except BaseException:
-        if old_scores:
-            con.execute("ROLLBACK")
+        con.execute("ROLLBACK")
         raise
 
 

@@ -6,6 +6,7 @@ import hashlib
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -297,6 +298,7 @@ def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_p
     from ingest.synthetic import generate_tree
 
     monkeypatch.setattr(bulk, "BATCH_FILES", 7)                # several batches
+    monkeypatch.setattr(bulk, "INSERT_CHUNK", 5)               # each batch handed to DuckDB in many chunks
     root = tmp_path / "t"
     generate_tree(root, n_models=4, seed=3, scale=0.02)
     done = _inject(root)
@@ -318,6 +320,16 @@ def test_on_a_damaged_synthetic_tree_the_bulk_path_stores_and_reports_what_the_p
     assert anomalies_b == anomalies_r
     kinds = {k for k, _, _ in anomalies_b}
     assert {"repeated_runs", "conflicting_duplicates", "null_scores", "out_of_range"} <= kinds
+
+
+def test_inserted_rows_come_in_chunks_shorter_than_a_duckdb_row_group():
+    rows = pa.table({"fi": pa.array(np.arange(10, dtype=np.int32)), "instance_id": [str(i) for i in range(10)],
+                     "score": pa.array(np.linspace(0, 1, 10)), "metric_name": ["m"] * 10}, schema=bulk.ROWS_SCHEMA)
+    rows = pa.concat_tables([rows.slice(0, 7), rows.slice(7)])          # chunks of 7 and 3 rows
+    assert bulk.INSERT_CHUNK < bulk.DUCKDB_ROW_GROUP
+    chunked = bulk._in_row_groups(rows, chunk=4)
+    assert [len(c) for c in chunked.column("fi").chunks] == [4, 3, 3]
+    assert chunked.equals(rows)
 
 
 BAD_LINES = {
