@@ -177,7 +177,7 @@ def placing_hint(con: duckdb.DuckDBPyConnection, model: str) -> str | None:
 def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: list[TargetPrediction]) -> list[str]:
     """One sentence per (side, reason) of the sources' predictions flagged out of range (anchored ones keep
     their own interval and get none): why, and what the interval now reaches, in the numbers it prints.
-    Reason 'few sources' (a proxy restricted to under half of the current fit's source benchmarks, side
+    Reason 'few sources' (the model has scores on under half of the current fit's source benchmarks, side
     'both') reads 'the sources cannot place this model'."""
     flagged = [p for p in predictions if p.out_of_range and p.method != "anchors"]
     if not flagged:

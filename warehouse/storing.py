@@ -35,7 +35,6 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, *, 
         con.unregister("_rows_to_store")
 
 
-
 #: Per-fit constants a one-model lookup would otherwise re-derive from a fit's rows on every call, stored with
 #: the fit: each statement fills the rows still without theirs from the rule (a ``*_live`` view in ``sql/``).
 FIT_CONSTANTS = (

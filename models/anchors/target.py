@@ -126,7 +126,7 @@ def estimate(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarr
                              members, model.level)
     point = float(est.median[0])
     low, high = widen(est.median, est.low, est.high, model_factor(model, int(np.sum(observed)), point))
-    return float(est.median[0]), float(low[0]), float(high[0])
+    return point, float(low[0]), float(high[0])
 
 
 def plan(model: TargetModel, prior: Prior, y: np.ndarray, observed: np.ndarray, count: int,
@@ -223,11 +223,12 @@ def pool_factors(targets: list[TargetModel]) -> None:
     units of its own estimate's interval, so targets pool): per K the split-conformal factor of the
     in-range and out-of-range scores together (inf when there are too few), and for out-of-range estimates
     the factor of those alone (with too few, their largest score), never below the first."""
+    if not targets:
+        return
     ks = sorted({k for t in targets for k in t.scores})
     inside = {k: [s for t in targets for s in t.scores.get(k, ([], []))[0]] for k in ks}
     outside = {k: [s for t in targets for s in t.scores.get(k, ([], []))[1]] for k in ks}
-    both = {k: conformal_factor(np.asarray(inside[k] + outside[k]), targets[0].level if targets else 0.8)
-            for k in ks}
+    both = {k: conformal_factor(np.asarray(inside[k] + outside[k]), targets[0].level) for k in ks}
     for t in targets:
         t.factors = {k: both[k] for k in t.scores}
         t.factors_outside = {k: outside_factor(np.asarray(outside[k]), np.asarray(inside[k] + outside[k]), t.level)
