@@ -127,9 +127,12 @@ def spark_script(views: list[str], tables: list[str], partitioned: tuple[str, ..
         f"--   spark-sql -d {EXPORT_VARIABLE}=/path/to/export -i spark/views.sql -e 'SELECT * FROM predictions'",
         f"--   or in PySpark: spark.conf.set('{EXPORT_VARIABLE}', path), then spark.sql() each statement",
         "--   of this file (each ends with ';' at the end of a line: split on ';\\n').",
-        "-- Partition values stay strings (a benchmark named 2024 is not a number).",
+        "-- Partition values stay strings (a benchmark named 2024 is not a number). Views keep their analysed",
+        "-- plans: otherwise Spark analyses a view again wherever another view reads it, and the deep ones",
+        "-- (predictions, anchor_estimates) take about 3x as long to define and to query.",
     ]
-    statements = ["SET spark.sql.sources.partitionColumnTypeInference.enabled=false"]
+    statements = ["SET spark.sql.sources.partitionColumnTypeInference.enabled=false",
+                  "SET spark.sql.legacy.storeAnalyzedPlanForView=true"]
     statements += [registration(t, t in partitioned) for t in list(partitioned) + [t for t in tables
                                                                                  if t not in partitioned]]
     for view in order:
