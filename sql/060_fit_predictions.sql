@@ -90,14 +90,19 @@ scale_leaves AS (     -- per leaf of a fit's ability scale: centre, spread, load
 ),
 leaf_deviations AS (   -- rows in collapsed cells left out: collapsed_scores, written against the few stored
                        -- cells so that only the model's own rows are read (the rows of collapsed_scores
-                       -- would be those of every model with a collapsed cell)
+                       -- would be those of every model with a collapsed cell).
+                       -- A LEFT JOIN so that the score rows meet their sources first: as an inner join DuckDB
+                       -- may join score_sources with the centres on (benchmark, subdir) first, every source
+                       -- times every instance of its leaf (82 M rows at 1,000 models: 56 s instead of 6.5 s)
     SELECT s.model, a.fit_id, a.benchmark, a.subdir, avg(s.score - a.centre) AS deviation
     FROM scores AS s
-    JOIN proxy_ability_instances AS a USING (benchmark, subdir, instance_id)
+    LEFT JOIN proxy_ability_instances AS a
+      ON a.benchmark = s.benchmark AND a.subdir = s.subdir AND a.instance_id = s.instance_id
+     AND a.fit_id IN (SELECT fit_id FROM fits)
     ANTI JOIN collapsed_cells AS c
       ON c.model = s.model AND c.benchmark = s.benchmark AND c.subdir = s.subdir
      AND (c.facet = '' OR coalesce(regexp_extract(s.instance_id, '_([A-Za-z][A-Za-z-]*)$', 1), '') = c.facet)
-    WHERE s.score IS NOT NULL AND a.fit_id IN (SELECT fit_id FROM fits)
+    WHERE s.score IS NOT NULL AND a.fit_id IS NOT NULL
     GROUP BY ALL
 ),
 abilities AS (         -- the model's leaf mean is the leaf's level plus its mean deviation from the centres

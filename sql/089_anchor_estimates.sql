@@ -17,12 +17,18 @@ WITH priors AS (
     SELECT p.*, f.n_items, f.level, f.z_level, f.dof, f.range_lo, f.range_hi
     FROM anchor_prior AS p JOIN current_anchor_fits AS f USING (fit_id, target)
 ),
+trained AS (        -- the models each fit was trained on, as rows: a hash lookup per score row, where
+                    -- list_contains(trained_on, model) scans the list for every (row, item) pair the join
+                    -- meets (121 s at 1,000 models)
+    SELECT fit_id, unnest(trained_on) AS model FROM current_anchor_fits
+),
 results AS (        -- a new model's anchors (not read through priors: Spark would compute that view twice)
     SELECT s.model, f.fit_id, f.target, i.a, i.b, s.score AS y
     FROM current_anchor_fits AS f
     JOIN anchor_items AS i ON i.fit_id = f.fit_id AND i.target = f.target
     JOIN scores AS s ON s.benchmark = f.target AND s.subdir = i.subdir AND s.instance_id = i.instance_id
-    WHERE s.score IS NOT NULL AND NOT list_contains(f.trained_on, s.model)
+    ANTI JOIN trained AS t ON t.fit_id = f.fit_id AND t.model = s.model
+    WHERE s.score IS NOT NULL
 ),
 observed AS (
     SELECT r.model, r.fit_id, r.target, g.point, count(*) AS k, sum(r.y) AS solved,
