@@ -18,6 +18,7 @@ import duckdb
 from ingest.noise import second_spelling_of
 from ingest.preference import BOTH_TABLES, PRESENT_ROWS
 from ingest.report import EXAMPLES, Anomaly
+from warehouse.errors import pace_command
 
 # Rows per ingested file (one pass over a dictionary-compressed column; rows a second source's preferred
 # rows keep out of scores count too: ingest.preference), then one row per file of the tree that has rows:
@@ -86,7 +87,7 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
         for model, paths in rows:
             if model not in known:
                 close = _closest_model(model, known)
-                hint = f"; hint: `pace alias add {model} {close}`" if close else ""
+                hint = f"; hint: `{pace_command('alias', 'add', model, close)}`" if close else ""
                 out.append(Anomaly("unknown_model", _short(paths, 3),
                                    f"file name {model!r} is not a known model (no source rows){hint}"))
 

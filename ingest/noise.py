@@ -24,6 +24,7 @@ from collections import Counter
 import duckdb
 
 from ingest.report import Anomaly
+from warehouse.errors import pace_command
 
 #: a file of at most this many rows can be an aggregate-only file ...
 AGGREGATE_MAX_ROWS = 64
@@ -111,17 +112,17 @@ def _aggregate_only(con, files, benchmarks_before: set[str]) -> tuple[list[Anoma
             continue
         shown = ", ".join(ids[path][:4]) + (", ..." if len(ids[path]) > 4 else "")
         if benchmark in excluded:
-            then = (f"benchmark {benchmark} set to excluded, out of fits (`pace benchmarks set {benchmark} source` "
+            then = (f"benchmark {benchmark} set to excluded, out of fits (`{pace_command('benchmarks', 'set', benchmark, 'source')}` "
                     "takes it back)")
         elif roles.get(benchmark) == "excluded":
             then = f"benchmark {benchmark} is excluded (out of fits)"
         else:
-            then = f"its rows count as {roles.get(benchmark)} rows: remove the file, or `pace benchmarks set " \
-                   f"{benchmark} excluded`"
+            then = f"its rows count as {roles.get(benchmark)} rows: remove the file, or " \
+                   f"`{pace_command('benchmarks', 'set', benchmark, 'excluded')}`"
         anomalies.append(Anomaly("aggregate_only", path, f"{n} rows whose ids are metric names ({shown}): "
                                  f"aggregate metrics, not per-instance scores; {then}"))
-    notes = [f"{b}: role excluded (its files hold aggregate metrics only); `pace benchmarks set {b} source` to use "
-             "it" for b in excluded]
+    notes = [f"{b}: role excluded (its files hold aggregate metrics only); `{pace_command('benchmarks', 'set', b, 'source')}` "
+             "to use it" for b in excluded]
     return anomalies, notes
 
 
@@ -146,6 +147,7 @@ def _second_spellings(con, files, models_before: set[str]) -> tuple[list[Anomaly
         anomalies.append(Anomaly(
             "second_spelling", paths[0] if len(paths) == 1 else f"{model} ({len(paths)} files)",
             f"file name {model!r} looks like another spelling of {held[model]!r}: held out of fits; "
-            f"`pace alias add {model} {held[model]}` merges it, `pace alias keep {model}` keeps it as a model "
+            f"`{pace_command('alias', 'add', model, held[model])}` merges it, `{pace_command('alias', 'keep', model)}` "
+            "keeps it as a model "
             "of its own"))
     return anomalies, notes

@@ -42,6 +42,7 @@ from ingest.errors import IngestError
 from ingest.load import Unit, check_duplicates_policy, load_units
 from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, is_synthetic_tree, tree_identity
+from warehouse.errors import pace_command
 
 LAYOUT = "openhands-index"
 SOURCE = preference.INDEX
@@ -536,7 +537,7 @@ def _second_spellings(read: IndexRead) -> list[Anomaly]:
         ordered = sorted(names, key=lambda n: (-_rows_of(read, n), n))
         keep = ordered[0]
         described = "; ".join(f"{n}: {', '.join(where[n]) or 'no folder'}" for n in ordered)
-        lines = [f"pace alias add {n} {keep}" for n in ordered[1:] if any(f.index_model == n for f in read.folders)]
+        lines = [pace_command("alias", "add", n, keep) for n in ordered[1:] if any(f.index_model == n for f in read.folders)]
         out.append(Anomaly("second_spelling", " / ".join(ordered),
                            f"one model spelled {len(ordered)} ways ({described})"
                            + (f"; to merge them: `{'`, `'.join(lines)}`" if lines else ""), items=lines))
@@ -697,7 +698,7 @@ def _alias_suggestions(con, read: IndexRead) -> list[Anomaly]:
             [m for m in by_key.get(spelling_key(name), []) if m != name]
         if len(candidates) == 1:
             # --yes: the rename moves a whole model's rows, which `pace alias add` asks to confirm
-            line = f"pace alias add {name} {candidates[0]} --yes"
+            line = pace_command("alias", "add", name, candidates[0], "--yes")
             out.append(Anomaly("alias_suggestion", name, f"no source rows under this name, but it looks like "
                                f"{candidates[0]!r}: `{line}` (not applied)", items=[line]))
     return out
@@ -714,7 +715,7 @@ def _notes(con, read: IndexRead, brought: set[str]) -> list[str]:
     for benchmark, role in sorted(roles.items()):
         if role != "target":
             notes.append(f"{benchmark} has the role {role!r} here: its rows are stored but no method predicts it "
-                         f"(`pace benchmarks set {benchmark} target`)")
+                         f"(`{pace_command('benchmarks', 'set', benchmark, 'target')}`)")
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
     models = sorted({aliases.get(f.index_model, f.index_model) for f in read.folders})
     with_runs = {aliases.get(one.folder.index_model, one.folder.index_model) for one in read.instances.values()}

@@ -21,7 +21,7 @@ from ingest import derived, preference
 from ingest.lake import claim_before_writing, mark_pending, sync_lake
 from ingest.openhands_index import rename_model
 from warehouse import validate
-from warehouse.errors import UserError
+from warehouse.errors import UserError, pace_command
 
 #: a rename moving more score rows than this needs a confirmation (the README's misnamed
 #: DeepSeek-V3.2-Reasoner files hold 895 rows; a whole model holds ~20,000)
@@ -60,19 +60,21 @@ def plan_alias(con: duckdb.DuckDBPyConnection, alias: str, model: str) -> AliasP
     alias, model = check_names(alias, model)
     recorded = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
     if recorded.get(model) == alias:
-        raise UserError(f"{model!r} is already an alias of {alias!r} (`pace alias add {model} {alias}`): "
-                        f"{alias} -> {model} would reverse it into a cycle; `pace alias remove {model}` first")
+        raise UserError(f"{model!r} is already an alias of {alias!r} (`{pace_command('alias', 'add', model, alias)}`): "
+                        f"{alias} -> {model} would reverse it into a cycle; `{pace_command('alias', 'remove', model)}` "
+                        "first")
     if model in recorded:
-        raise UserError(f"MODEL {model!r} is itself an alias of {recorded[model]!r} (`pace alias add {model} "
-                        f"{recorded[model]}`): alias {alias} to {recorded[model]} instead")
+        raise UserError(f"MODEL {model!r} is itself an alias of {recorded[model]!r} (`{pace_command('alias', 'add', model, recorded[model])}`): "
+                        f"alias {alias} to {recorded[model]} instead")
     if alias in recorded and recorded[alias] != model:
-        raise UserError(f"{alias!r} is already an alias of {recorded[alias]!r}: `pace alias remove {alias}` "
+        raise UserError(f"{alias!r} is already an alias of {recorded[alias]!r}: `{pace_command('alias', 'remove', alias)}` "
                         "first (rows already renamed stay where they are)")
     pointing = sorted(a for a, m in recorded.items() if m == alias)
     if pointing:
         raise UserError(f"ALIAS {alias!r} is the model of alias(es) {', '.join(f'{a} -> {alias}' for a in pointing)}: "
                         f"their files would still be ingested as {alias}; alias them to {model} instead "
-                        f"(`pace alias remove {pointing[0]}`, then `pace alias add {pointing[0]} {model}`)")
+                        f"(`{pace_command('alias', 'remove', pointing[0])}`, then "
+                        f"`{pace_command('alias', 'add', pointing[0], model)}`)")
     # rows of another source for the same key (an OpenHands Index import under the alias, Pace files under
     # the model) are allowed: the preference rule (ingest.preference) keeps one source per model and
     # benchmark in scores; two rows of one source would claim one score

@@ -36,7 +36,7 @@ from warehouse import predict as predicting
 from warehouse.anchors import fit_anchors, plan_anchors, store_anchor_fit
 from warehouse.connect import connect
 from warehouse.doctor import rebuild_from_lake, run_doctor
-from warehouse.errors import UserError, register_api, register_options
+from warehouse.errors import UserError, pace_command, register_api, register_options
 from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
 from warehouse.export import export_parquet
 from warehouse.export_eee import export_eee
@@ -239,8 +239,9 @@ class Warehouse:
         try:
             connect(self.path).close()
         except UserError as exc:
-            raise UserError(f"{why}; but {exc} (once it can be written, `pace predict {model}` stores it; "
-                            f"`pace predict {model} --no-restrict` imputes the missing benchmarks instead)") from exc
+            raise UserError(f"{why}; but {exc} (once it can be written, `{pace_command('predict', model)}` stores "
+                            f"it; `{pace_command('predict', model, '--no-restrict')}` imputes the missing "
+                            "benchmarks instead)") from exc
 
     def _require_writable(self, what: str) -> None:
         if self.read_only:
@@ -792,7 +793,7 @@ class Warehouse:
             if fit is None:
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             if not _has_rows(con, model) and not _has_metadata(con, model):
-                raise UserError(f"no score rows for {model!r}: ingest its results or `pace run {model}` first")
+                raise UserError(f"no score rows for {model!r}: ingest its results or `{pace_command('run', model)}` first")
             present = predicting.present_sources(con, model)
             missing = [b for b in fit["sources"] if b not in present]
             have = [b for b in fit["sources"] if b in present]
@@ -836,7 +837,7 @@ class Warehouse:
             if low and not allow_partial:
                 detail = ", ".join(f"{t} {c:.0%}" for t, c in low)
                 raise UserError(f"{model} has scores for too few of the proxy's instances ({detail}; need "
-                                f"{min_coverage:.0%}). Run `pace plan {model}` / `pace run {model}`, or pass "
+                                f"{min_coverage:.0%}). Run `{pace_command('plan', model)}` / `{pace_command('run', model)}`, or pass "
                                 "--allow-partial.")
             report.notes += predicting.out_of_range_notes(con, model, report.predictions)
             report.interval_level = con.execute("SELECT interval_level FROM proxy_fits WHERE fit_id = ? LIMIT 1",

@@ -11,6 +11,7 @@ import typer
 from warehouse import methods, settings, validate
 from warehouse.api import Warehouse
 from warehouse.cli_models import Sources, Targets, warehouse_api
+from warehouse.errors import pace_command
 from warehouse.cli_options import DbOpt, JsonOpt, env_hint, options_given, unless_only_from_environment, with_options
 from warehouse.output import console, emit_json, print_rows
 
@@ -156,7 +157,7 @@ def plan(
         console.print("±pp: how much wider each target's interval stays if that benchmark is skipped "
                       "(all outstanding: " + ", ".join(f"{t} ±{100 * now[t]:.1f}" for t in targets) + ")",
                       highlight=False)
-        console.print(f"Cost estimate: pace run {model} --dry-run{' --plan ' + str(out) if out else ''}",
+        console.print("Cost estimate: " + pace_command("run", model, "--dry-run", *(("--plan", out) if out else ())),
                       highlight=False)
 
 
@@ -173,7 +174,7 @@ def _print_restricted_path(model: str, restricted: Optional[dict]) -> None:
         detail = "its LOOCV MAE: " + ", ".join(f"{t} {100 * v:.1f} pp" for t, v in restricted["loocv_mae"].items()
                                                 if v is not None)
     else:
-        detail = f"`pace predict {model}` fits it (once) and reports its LOOCV error"
+        detail = f"`{pace_command('predict', model)}` fits it (once) and reports its LOOCV error"
     console.print(f"Or, with what {model} has now: a proxy restricted to its {len(have)} source benchmarks "
                   f"({', '.join(have)}; without {', '.join(missing)}) predicts it without running anything; "
                   f"{detail}.", highlight=False)

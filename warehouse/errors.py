@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import shlex
 from contextvars import ContextVar
 
 #: who reads error messages: "api" (a Python caller) or "cli" (set by ``warehouse.cli.main``)
@@ -18,6 +19,12 @@ audience: ContextVar[str] = ContextVar("pace_audience", default="api")
 #: command-line flag -> the API's spelling of the same option (see :func:`register_api`)
 _API_SPELLING: dict[str, str] = {}
 _FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][A-Za-z0-9-]*)(?: ([A-Z][A-Z_]*)\b)?")    # a flag, its placeholder
+
+
+def pace_command(*words: object) -> str:
+    """A ``pace`` command line as a message suggests it: ready to paste into a shell, each word quoted
+    where the shell needs it (a model named ``Qwen3 Coder (480B)`` or ``x;rm -rf ~``)."""
+    return "pace " + shlex.join(str(w) for w in words)
 
 
 def register_api(cls: type) -> type:

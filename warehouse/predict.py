@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from warehouse.errors import pace_command
 from warehouse.fit import FitRequest, fit_and_store
 from warehouse.pace_bench import METHOD as IMPORTED_METHOD
 
@@ -170,7 +171,7 @@ def placing_hint(con: duckdb.DuckDBPyConnection, model: str) -> str | None:
         FROM per_target""", [PLACING_ANCHORS, model, model]).fetchone()
     if not fits:
         return None
-    line = f"`pace plan {model} --anchors {PLACING_ANCHORS}`"
+    line = f"`{pace_command('plan', model, '--anchors', PLACING_ANCHORS)}`"
     return f"{line} places it for about ${cost:,.0f}" if cost else f"{line} lists the agentic runs that place it"
 
 

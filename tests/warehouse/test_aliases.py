@@ -94,3 +94,21 @@ def test_a_small_rename_says_how_many_rows_moved(wh):
     assert 0 < rows <= CONFIRM_ROWS
     result = run_pace("alias", "add", misnamed, models[0], "--db", wh.path)
     assert result.exit_code == 0 and f"({rows:,} existing rows renamed in gaia)" in result.stdout, result
+
+
+def test_a_suggested_command_is_quoted_for_the_shell(base, tmp_path):
+    """A name with spaces or shell characters is suggested as one quoted word: pasted into a shell the
+    command reaches `pace` with the very names (before, `pace alias remove Model X (v2)` did not parse)."""
+    import shlex
+
+    db, models = base
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(db, copy)
+    wh = Warehouse(copy)
+    odd = "Model X (v2);x"
+    wh.sql("UPDATE scores SET model = ? WHERE model = ? AND benchmark = 'gaia'", [odd, models[0]], write=True)
+    wh.alias_add(odd, models[0])
+    with pytest.raises(UserError, match="cycle") as refused:
+        wh.alias_add(models[0], odd)
+    suggested = str(refused.value).split("`")[-2]                    # the last command in backticks
+    assert shlex.split(suggested) == ["pace", "alias", "remove", odd]
