@@ -44,6 +44,10 @@ candidates AS (
 every_source AS (   -- what a fit made before proxy_fits.sources existed selected from
     SELECT list(benchmark) AS sources FROM benchmarks WHERE role = 'source'
 ),
+current_sources AS (   -- each target's current fit and the source benchmarks it selected from
+    SELECT f.fit_id, f.target, coalesce(f.sources, e.sources) AS sources
+    FROM current_abs AS f CROSS JOIN every_source AS e
+),
 present AS (
     SELECT model, list(benchmark) AS benchmarks FROM model_sources WHERE present GROUP BY model
 ),
@@ -54,11 +58,9 @@ usable AS (         -- (model, fit) pairs: the current fits, and the restricted 
     UNION ALL
     SELECT p.model, r.fit_id, r.target
     FROM present AS p
-    CROSS JOIN every_source AS e
-    JOIN current_abs AS f ON true
+    CROSS JOIN current_sources AS f
     JOIN restricted_abs AS r
-      ON r.target = f.target
-     AND list_sort(r.sources) = list_sort(array_intersect(coalesce(f.sources, e.sources), p.benchmarks))
+      ON r.target = f.target AND list_sort(r.sources) = list_sort(array_intersect(f.sources, p.benchmarks))
 ),
 instances AS (
     SELECT w.fit_id, w.target, w.benchmark, w.subdir, w.instance_id,
@@ -134,8 +136,8 @@ placed AS (
            -- the model's own sources, not the fit's: the same verdict before and after `pace predict` made
            -- its restricted fit (a model with no source rows at all has none of them)
            CASE WHEN NOT list_contains(f.trained_on, l.model)
-                 AND 2 * coalesce(array_length(array_intersect(coalesce(c.sources, e.sources), m.benchmarks)), 0)
-                     < array_length(coalesce(c.sources, e.sources))
+                 AND 2 * coalesce(array_length(array_intersect(c.sources, m.benchmarks)), 0)
+                     < array_length(c.sources)
                 THEN 'both' END AS sources_side,
            f.resid_lo, f.resid_hi, f.oor_lo, f.oor_hi, f.struct_intercept, f.struct_slope,
            f.floor_intercept, f.floor_slope, f.gate_base, f.gate_width
@@ -143,8 +145,7 @@ placed AS (
     JOIN fits AS f ON f.fit_id = l.fit_id AND f.target = l.target
     LEFT JOIN abilities AS a ON a.model = l.model AND a.fit_id = l.fit_id
     LEFT JOIN model_release AS r ON r.model = l.model
-    LEFT JOIN current_abs AS c ON c.target = l.target     -- the current fit (a restricted one stands in for it)
-    CROSS JOIN every_source AS e
+    LEFT JOIN current_sources AS c ON c.target = l.target   -- the current fit (a restricted one stands in for it)
     LEFT JOIN present AS m ON m.model = l.model
 ),
 judged AS (   -- on few sources the ability is not to be trusted: the release date alone can tell the side
