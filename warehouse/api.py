@@ -739,6 +739,7 @@ class Warehouse:
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
         if target_width is not None:
             notes += _width_notes(anchor_plan, target_width, anchors)
+        notes += _exhausted_notes(anchor_plan, anchors)
         left_out = _within_budget(anchor_plan, budget)
         if out is not None:                 # the calls `pace run --plan` runs; agentic anchors are not among them
             write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
@@ -1208,6 +1209,16 @@ def _width_notes(plan: list, width_pp: float, cap: int) -> list[str]:
             notes.append(f"{t.target}: about {t.needed} anchors reach {width_pp:g} pp; the {len(t.rows)} of "
                          f"--anchors {cap} leave about {after:.1f} pp (raise --anchors)")
     return notes
+
+
+def _exhausted_notes(plan: list, count: int) -> list[str]:
+    """A note when ``--anchors K`` asks for more than a target has left: there it lists all it has."""
+    short = [t for t in plan if t.available < count]
+    if not short:
+        return []
+    return [f"--anchors {count} is more than " + ", ".join(f"{t.target} ({t.available})" for t in short)
+            + " has left to run: " + ("that target lists" if len(short) == 1 else "those targets list")
+            + " every instance the model has not run"]
 
 
 def _within_budget(plan: list, budget: Optional[float]) -> int:

@@ -115,7 +115,8 @@ def plan(
                     "rank": r.rank, "expected_cost_usd": r.expected_cost} for r in result.anchor_rows]
     per_target = [{"target": t.target, "anchors_now": t.anchors, "prior": t.prior, "predicted": t.predicted,
                    "low": t.low, "high": t.high, "anchors_listed": len(t.rows), "expected_cost_usd": t.cost,
-                   "width_now": t.width_now, "expected_width": t.expected_width, "anchors_needed": t.needed}
+                   "width_now": t.width_now, "expected_width": t.expected_width, "anchors_needed": t.needed,
+                   "anchors_available": t.available}
                   for t in result.anchors]
     if json_out:
         emit_json({"model": model, "instances": len(rows), "calls": len(calls),

@@ -4,6 +4,7 @@ trained on, and `pace plan --anchors K` picks the next anchors adaptively. Synth
 from __future__ import annotations
 
 import json
+from collections import Counter
 import shutil
 
 import numpy as np
@@ -183,6 +184,14 @@ def test_plan_lists_k_unseen_anchors_per_target_and_follows_the_results(copy):
                  if a.get("kind") == "anchor" and a["benchmark"] == first]
     assert len(following) == 4 and not set(following) & set(per_target[first])
     assert {a["target"]: a["anchors_now"] for a in again["anchors"]}[first] == 7
+    # more than any target has left: every unrun instance listed, and a note says so (not silently fewer)
+    everything = json.loads(run_pace("plan", held, "--anchors", "100000", "--json", "--db", db).stdout)
+    left = {t["target"]: t["anchors_available"] for t in everything["anchors"]}
+    listed = Counter(a["benchmark"] for a in everything["rows"] if a.get("kind") == "anchor")
+    assert dict(listed) == left and all(0 < n < 100000 for n in left.values())
+    assert [n for n in everything["notes"] if n.startswith("--anchors 100000 is more than")] == [
+        "--anchors 100000 is more than " + ", ".join(f"{t} ({n})" for t, n in left.items())
+        + " has left to run: those targets list every instance the model has not run"]
 
 
 def test_plan_flags_are_checked(copy, tmp_path):
