@@ -28,7 +28,8 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   sources: ~400 weighted instances either way)
     add_model     ingest of a second tree holding one new model (a copy of one model's files)
     lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each (fewer,
-                  and said so, when they take over a minute together), with the fits then current (recorded)
+                  and said so, when they take over a minute together), with the fits then current (recorded),
+                  and once a scan of every model's predictions
     lookups_default  `pace fit LOOKUP_DEFAULT_FIT_ARGS` (the default method, no intervals, the same three
                   sources: cheap) and then the lookups again, so they are measured with the default method's
                   source-ability part too (stored as `lookups_default_fit`; the default fit stays current)
@@ -335,6 +336,10 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
     out["predictions"] = {**timed(lambda: predictions(model)), "rows": n_pred, "first_ms": first_ms}
     out["plan_known_model"] = {**timed(lambda: plan(model)), "instances": len(plan(model))}
     out["plan_new_model"] = {**timed(lambda: plan(new_model)), "instances": len(plan(new_model))}
+    # a scan of every model's predictions (`pace report`, an export, `pace fit`'s own check of its rows)
+    started = time.perf_counter()
+    n_all = len(con.execute("SELECT model, target, predicted FROM predictions").fetchall())
+    out["predictions_every_model"] = {"s": round(time.perf_counter() - started, 2), "rows": n_all}
     print(json.dumps(out))
 
 
@@ -519,6 +524,8 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
         "pace status": wall("status"),
         "pace fit": wall("fit"),
         "predictions, one model (p50)": p50("lookups", "predictions"),
+        "predictions, every model": lambda s: (s["steps"].get("lookups", {}).get("predictions_every_model")
+                                               or {}).get("s"),
     }
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for k, (label, get) in enumerate(series.items()):

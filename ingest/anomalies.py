@@ -94,10 +94,12 @@ def find_anomalies(con: duckdb.DuckDBPyConnection, *, imported: bool = False) ->
     if imported:
         out += _unknown_ids(con)
 
-    # Known models without a file in a leaf.
+    # Known models without a file in a leaf: in this tree or in the warehouse (a second results tree with
+    # one new model does not lack the files the first tree brought)
     rows = [] if imported else con.execute("""
         WITH leaves AS (SELECT DISTINCT benchmark, subdir FROM tree_file_rows),
-             present AS (SELECT DISTINCT benchmark, subdir, model FROM tree_file_rows)
+             present AS (SELECT benchmark, subdir, model FROM tree_file_rows
+                         UNION SELECT benchmark, subdir, model FROM score_counts)
         SELECT l.benchmark, l.subdir, list(k.model ORDER BY k.model)
         FROM leaves l CROSS JOIN (SELECT unnest(?::VARCHAR[]) AS model) k
         ANTI JOIN present p ON p.benchmark = l.benchmark AND p.subdir = l.subdir AND p.model = k.model

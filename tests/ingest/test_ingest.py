@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -155,6 +156,20 @@ def test_strict_turns_anomalies_into_errors_and_writes_nothing(tmp_path, small_t
     report = ingest_tree(con, small_tree, lake)
     kinds = {a.kind for a in report.anomalies}
     assert {"out_of_range", "missing_from_leaf", "differing_ids"} <= kinds
+
+
+def test_a_second_tree_with_a_new_model_does_not_report_the_first_trees_models_missing(tmp_path, small_tree):
+    con, lake = _open(tmp_path)
+    ingest_tree(con, small_tree, lake)
+    second = tmp_path / "second"
+    for leaf in ("src/leaf_a", "src/leaf_b", "gaia"):
+        shutil.copy(small_tree / leaf / "M1.csv", (second / leaf).mkdir(parents=True) or second / leaf / "M3.csv")
+    shutil.copy(small_tree / "src/leaf_a" / "M1.csv", second / "src/leaf_a" / "M4.csv")      # M4: leaf_a only
+    report = ingest_tree(con, second, lake)
+    missing = {a.where: a.message for a in report.anomalies if a.kind == "missing_from_leaf"}
+    # M1 and M2 have their files from the first tree; only the new M4 lacks two leaves
+    assert set(missing) == {"src/leaf_b", "gaia"}, missing
+    assert all(m.startswith("1 of 4 models have no file: M4") for m in missing.values()), missing
 
 
 def test_unknown_model_hint_and_alias(tmp_path, small_tree):
