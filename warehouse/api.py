@@ -1370,8 +1370,11 @@ def stored_run(con: duckdb.DuckDBPyConnection, run_id: str, task: str, method: s
     if task == "abs":
         pair_acc = dict(con.execute("SELECT target, accuracy * 100 FROM loocv_abs_pair_metrics "
                                     "WHERE run_id = ?", [run_id]).fetchall())
+        inside = dict(con.execute("SELECT target, coverage * 100 FROM loocv_metrics WHERE run_id = ?",
+                                  [run_id]).fetchall())
         metrics = [dict(zip(["target", "mae_pp", "spearman", "pearson", "r2"], r),
-                        pair_accuracy_pct=pair_acc.get(r[0])) for r in metrics_rows(con, run_id)]
+                        pair_accuracy_pct=pair_acc.get(r[0]), coverage_pct=inside.get(r[0]))
+                   for r in metrics_rows(con, run_id)]
         configs = [dict(zip(["target", "fold", "m", "nc_h", "nc_d", "q"], c)) for c in con.execute(
             "SELECT target, fold, m, nc_h, nc_d, q FROM loocv_configs WHERE run_id = ? ORDER BY target, fold",
             [run_id]).fetchall()]

@@ -80,8 +80,12 @@ def loocv_abs(
         for c in run.configs:
             console.print(f"  {c['target']:<22} m={c['m']:.1f} nc_h={c['nc_h']} nc_d={c['nc_d']} q={c['q']}",
                           highlight=False)
-    print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"],
-               [tuple(r.values()) for r in run.metrics], title=f"{run.title}  [{run.run_id}]", digits=3)
+    # the share of truths inside the intervals: only a method whose LOOCV makes intervals (anchors) has one
+    with_intervals = any(r["coverage_pct"] is not None for r in run.metrics)
+    print_rows(["target", "MAE (pp)", "Spearman", "Pearson", "R²", "pair acc (%)"]
+               + (["inside interval (%)"] if with_intervals else []),
+               [tuple(v for k, v in r.items() if with_intervals or k != "coverage_pct") for r in run.metrics],
+               title=f"{run.title}  [{run.run_id}]", digits=3)
     for note in run.notes:
         console.print(f"note: {note}", highlight=False)
     console.print(f"{run.seconds:.1f} s; predictions -> {csv_path}; "

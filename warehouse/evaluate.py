@@ -135,7 +135,8 @@ PREDICTION_TABLE = {"abs": "loocv_predictions", "pair": "loocv_pair_predictions"
 #: method's prediction where it made one; a split other than loo keeps the models it held out
 _ROWS_SQL = {
     "abs": """
-        SELECT $run_id AS run_id, a.model, a.target, p.predicted, a.actual, abs(p.predicted - a.actual) AS abs_error
+        SELECT $run_id AS run_id, a.model, a.target, p.predicted, a.actual, abs(p.predicted - a.actual) AS abs_error,
+               p.low, p.high
         FROM _actual AS a
         LEFT JOIN _predicted AS p USING (model, target)
         WHERE $every OR a.model IN (SELECT model FROM _held)
@@ -166,7 +167,12 @@ def prediction_rows(con: duckdb.DuckDBPyConnection, task: str, folds: Folds, eva
     """The loocv_predictions / loocv_pair_predictions rows of an evaluation."""
     m = folds.matrices
     actual = m.target_means() if evaluation.actual is None else evaluation.actual
-    tables = {"_actual": actual_rows(m, actual), "_predicted": resolve(con, evaluation.predictions),
+    predicted = resolve(con, evaluation.predictions)
+    if task == "abs":                   # a method whose LOOCV makes no interval stores NULL bounds
+        for bound in ("low", "high"):
+            if bound not in predicted.column_names:
+                predicted = predicted.append_column(bound, pa.nulls(predicted.num_rows, pa.float64()))
+    tables = {"_actual": actual_rows(m, actual), "_predicted": predicted,
               "_held": pa.table({"model": pa.array(sorted(folds.held_models()), pa.string())})}
     return resolve(con, Query(_ROWS_SQL[task], tables, {"run_id": run_id, "every": folds.split == "loo"}))
 

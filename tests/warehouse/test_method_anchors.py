@@ -17,7 +17,7 @@ from models.default.link import logit
 from tests.helpers import run_pace, synthetic_warehouse, write_index
 from warehouse import methods
 from warehouse.anchors import fit_anchors
-from warehouse.api import Warehouse
+from warehouse.api import Warehouse, stored_run
 from warehouse.connect import connect
 from warehouse.errors import UserError, audience
 from warehouse.evaluate import evaluate_split, resolve
@@ -97,6 +97,30 @@ def test_the_command_line_refuses_what_anchors_does_not_read(warehouse):
     assert r.exit_code == 2 and "--method anchors does not use --B" in r.stderr
     r = run_pace("loocv", "abs", "--method", "anchors", "--anchors", "-2", "--db", db)
     assert r.exit_code == 2 and "--anchors" in r.stderr
+
+
+def test_the_intervals_are_stored_and_loocv_metrics_says_how_many_truths_they_hold(warehouse, runs):
+    db, _, _ = warehouse
+    with Warehouse(db, read_only=True).connect() as con:
+        def rows(run_id):
+            return con.execute("SELECT target, predicted, actual, low, high FROM loocv_predictions "
+                               "WHERE run_id = ? AND predicted IS NOT NULL", [run_id]).fetchall()
+
+        def coverage(run_id):
+            return dict(con.execute("SELECT target, coverage FROM loocv_metrics WHERE run_id = ?", [run_id]).fetchall())
+
+        anchors, default = rows(runs["k0"]), rows(runs["default"])
+        assert anchors and all(lo is not None and lo <= p <= hi for _, p, _, lo, hi in anchors)
+        assert all(lo is None and hi is None for *_, lo, hi in default)       # its LOOCV makes no interval
+        inside: dict[str, list[bool]] = {}
+        for target, _, actual, lo, hi in anchors:
+            if actual is not None:
+                inside.setdefault(target, []).append(lo <= actual <= hi)
+        stored = coverage(runs["k0"])
+        assert {t: stored[t] for t in inside} == pytest.approx({t: np.mean(v) for t, v in inside.items()})
+        assert 0 < stored["AVERAGE"] < 1 and set(coverage(runs["default"]).values()) == {None}
+        metrics = stored_run(con, runs["k0"], "abs", "anchors", "loo").metrics          # what `pace loocv` prints
+    assert {m["target"]: m["coverage_pct"] for m in metrics} == pytest.approx({t: 100 * v for t, v in stored.items()})
 
 
 def test_zero_anchors_give_the_prior_estimate(warehouse, runs):
