@@ -739,8 +739,8 @@ class Warehouse:
                     restricted = {"sources": have, "missing": missing, "fit_id": existing, "loocv_mae": maes}
         if target_width is not None:
             notes += _width_notes(anchor_plan, target_width, anchors)
-        notes += _exhausted_notes(anchor_plan, anchors)
         left_out = _within_budget(anchor_plan, budget)
+        notes += _exhausted_notes(anchor_plan, anchors)
         if out is not None:                 # the calls `pace run --plan` runs; agentic anchors are not among them
             write_csv(settings.user_path(out), ["benchmark", "subdir", "instance_id"], rows)
         return Plan(model, rows, calls, table, value["targets"], value["total"], skipped, restricted, anchor_plan,
@@ -1212,8 +1212,9 @@ def _width_notes(plan: list, width_pp: float, cap: int) -> list[str]:
 
 
 def _exhausted_notes(plan: list, count: int) -> list[str]:
-    """A note when ``--anchors K`` asks for more than a target has left: there it lists all it has."""
-    short = [t for t in plan if t.available < count]
+    """A note when ``--anchors K`` asks for more than a target has left and it lists all it has (not when a
+    --target-width or --budget stopped the list first)."""
+    short = [t for t in plan if t.available < count and len(t.rows) == t.available]
     if not short:
         return []
     return [f"--anchors {count} is more than " + ", ".join(f"{t.target} ({t.available})" for t in short)
