@@ -367,9 +367,12 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
         if centre_rows is not None:
             insert_arrow(con, "proxy_ability_instances", centre_rows)
         fill_fit_constants(con)
-    # The stored rows must be the predictor: compare the view with the kernel on the training models.
+    # The stored rows must be the predictor: compare the view with the kernel on the training models. The
+    # proxy's view (source_predictions), not ``predictions``: that one also computes every model's anchors
+    # estimate before its fit_id filter applies (~100 s at 1,000 models, for none here: a model served by
+    # its anchors has another fit_id there), and serves the proxy's rows as they are.
     view = {(mo, t): v for mo, t, v in con.execute(
-        "SELECT model, target, predicted FROM predictions WHERE fit_id = ?", [fit_id]).fetchall()}
+        "SELECT model, target, predicted FROM source_predictions WHERE fit_id = ?", [fit_id]).fetchall()}
     for proxy in proxies:
         kernel_value = (lambda k: float(k)) if proxy.link else (lambda k: float(np.clip(k, proxy.lo, proxy.hi)))
         gaps = [abs(view[(mo, proxy.target)] - kernel_value(k))

@@ -33,16 +33,24 @@ def item_terms(params: ItemParams, grid: Grid, weights: np.ndarray, n: int):
     """Per item, under one model's posterior ``weights`` (P,) and a full mean over ``n`` items:
     info (3, n_items) the expected Fisher information entries (theta-theta, theta-slip, slip-slip);
     slope (2, n_items) the expected gradient of P / n; unrun_var (n_items,) E[P(1 - P)] / n^2."""
+    tt, ts, ss, d_theta, d_slip, var = params.table(grid, "terms", lambda: _term_tables(params, grid))
+    info = np.stack([weights @ tt, weights @ ts, weights @ ss])
+    slope = np.stack([weights @ d_theta, weights @ d_slip]) / n
+    return info, slope, (weights @ var) / (n * n)
+
+
+def _term_tables(params: ItemParams, grid: Grid) -> tuple[np.ndarray, ...]:
+    """The (P, n) tables behind ``item_terms``, functions of the items and the grid alone, so computed once
+    per item model (``ItemParams.table``): the calibration calls ``item_terms`` ~2,000 times per target with
+    the same items, and building these tables was ~90 % of its time (1,000 models x 2,935 items).
+    (d_theta^2 / var, d_theta d_slip / var, d_slip^2 / var, d_theta, d_slip, var)."""
     keep = 1 - grid.slip[:, None]
     p = np.clip(params.prob(grid), 1e-12, 1 - 1e-12)            # (P, n)
     sig = p / keep
     d_theta = keep * params.a[None, :] * sig * (1 - sig)
     d_slip = -sig
     var = p * (1 - p)
-    info = np.stack([weights @ (d_theta * d_theta / var), weights @ (d_theta * d_slip / var),
-                     weights @ (d_slip * d_slip / var)])
-    slope = np.stack([weights @ d_theta, weights @ d_slip]) / n
-    return info, slope, (weights @ var) / (n * n)
+    return d_theta * d_theta / var, d_theta * d_slip / var, d_slip * d_slip / var, d_theta, d_slip, var
 
 
 def _quadratic(prec: np.ndarray, d: np.ndarray) -> np.ndarray:

@@ -47,17 +47,21 @@ class ItemParams:
         """(P, n) logits a_i (theta_p - b_i) of the non-slip part."""
         return self.a[None, :] * (grid.theta[:, None] - self.b[None, :])
 
-    def _table(self, grid: Grid, name: str):
-        """The (P, n) tables of one grid, computed once (the parameters never change: frozen arrays)."""
+    def table(self, grid: Grid, name: str, compute):
+        """``compute()``: a table of these items on one grid, computed once per (grid, name) (the parameters
+        never change: frozen arrays)."""
         cache = self.__dict__.setdefault("_tables", {})
         key = (id(grid), name)
         if key not in cache or cache[key][0] is not grid:
-            if name == "prob":
-                value = (1 - grid.slip[:, None]) / (1.0 + np.exp(-np.clip(self.logits(grid), -_Z_CLIP, _Z_CLIP)))
-            else:
-                value = _log_probs(self.logits(grid), grid.slip)
-            cache[key] = (grid, value)
+            cache[key] = (grid, compute())
         return cache[key][1]
+
+    def _table(self, grid: Grid, name: str):
+        """The (P, n) tables of one grid: "prob" or "log"."""
+        if name == "prob":
+            return self.table(grid, name, lambda: (1 - grid.slip[:, None])
+                              / (1.0 + np.exp(-np.clip(self.logits(grid), -_Z_CLIP, _Z_CLIP))))
+        return self.table(grid, name, lambda: _log_probs(self.logits(grid), grid.slip))
 
     def prob(self, grid: Grid) -> np.ndarray:
         """(P, n) solve probabilities (1 - slip_p) sigma(a_i (theta_p - b_i))."""

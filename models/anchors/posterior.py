@@ -92,9 +92,10 @@ def noise_curve(params: ItemParams, grid: Grid, observed: np.ndarray, members: n
     """(k, G) variance of the full mean that the unrun items' own outcomes add at each grid ability."""
     observed, members = _as2d(observed).astype(bool), _as2d(members).astype(bool)
     p = params.prob(grid)
+    spread = params.table(grid, "noise", lambda: p * (1 - p))     # (G, n), once per item model
     n = members.sum(1).astype(np.float64)
     unrun = (members & ~observed).astype(np.float64)
-    return (unrun @ (p * (1 - p)).T) / (n * n)[:, None]
+    return (unrun @ spread.T) / (n * n)[:, None]
 
 
 def grid_quantile(weights: np.ndarray, values: np.ndarray, q: float) -> np.ndarray:
