@@ -24,6 +24,7 @@ from models.anchors.items import ItemParams
 from models.anchors.target import (DOF, KS, Prior, TargetModel, anchors_to_reach, expected_widths, fit_target,
                                    metadata_prior, pool_factors)
 from models.anchors.target import plan as plan_target
+from warehouse.settings import jobs
 from warehouse.storing import fill_fit_constants, insert_arrow
 
 MIN_MODELS = 3                  # a target with fewer training models gets no item model
@@ -110,7 +111,7 @@ def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: li
         x = feature_matrix(features, models)
         if progress is not None:
             progress(f"anchors: item model of {target} ({len(models)} models x {len(keys)} instances)")
-        fitted = fit_target(y, models, x, level=level, inner_folds=inner_folds)
+        fitted = fit_target(y, models, x, level=level, inner_folds=inner_folds, n_jobs=jobs())
         out.targets[target], out.items[target] = fitted, keys
         for model, feats in sorted(features.items()):
             prior = metadata_prior(fitted.features, fitted.abilities, feats)

@@ -1,5 +1,5 @@
 """The item model of one target: a 2PL (or 1PL) item response model with a per-model slip rate, fitted by
-marginal maximum a posteriori (Bock-Aitkin EM over the person grid). Pure numpy.
+marginal maximum a posteriori (Bock-Aitkin EM over the person grid). Pure numpy (and a scipy.sparse mask).
 
 Each target item ``i`` has a discrimination ``a_i > 0`` and a difficulty ``b_i``; a model at grid point
 (theta, slip) solves it with probability
@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from scipy import sparse
 
 from .grid import Grid, ability_grid, normalise_log
 
@@ -177,13 +179,20 @@ def fit_items(y: np.ndarray, *, slopes: str = "free", slope_mean: float = 1.0, s
     intercept = np.log(share / (1 - share)) * np.sqrt(1 + (np.pi * slope_mean) ** 2 / 8 / 3)
     converged, iterations = False, 0
 
+    # Results are nearly complete (a few models lack a few items): sums over the items a model has are
+    # written as sums over every item minus the few it lacks (a sparse matrix), two dense products per EM
+    # iteration instead of four (a third of its time at 1,000 models x 2,935 items)
+    lacking = sparse.csr_matrix(1.0 - seen)
+    lacking_t = lacking.T.tocsr()
+
     def posterior(slope, intercept, weights):
         log_p, log_q = _log_probs(grid.theta[:, None] * slope[None, :] + intercept[None, :], grid.slip)
-        return np.exp(normalise_log(y0 @ log_p.T + (seen - y0) @ log_q.T + _population_log_prior(grid, weights)))
+        loglik = y0 @ (log_p - log_q).T + (log_q.sum(1)[None, :] - lacking @ log_q.T)
+        return np.exp(normalise_log(loglik + _population_log_prior(grid, weights)))
 
     for iterations in range(1, max_iter + 1):
         post = posterior(slope, intercept, weights)
-        r, n = post.T @ y0, post.T @ seen
+        r, n = post.T @ y0, post.sum(0)[:, None] - (lacking_t @ post).T
         new_slope, new_intercept = _m_step(r, n, slope, intercept, grid, slope_mean, slope_sd, intercept_sd,
                                            slopes == "shared")
         per_level = np.bincount(grid.level, weights=post.sum(0), minlength=grid.levels.size)

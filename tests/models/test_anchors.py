@@ -172,3 +172,22 @@ def test_bad_inputs_are_refused(population):
         ability_grid(1.0, 0.0)
     with pytest.raises(ValueError, match="slip"):
         ability_grid(slips=(0.0, 1.0))
+
+
+def test_the_item_fit_with_missing_results_maximises_the_likelihood_of_the_results_alone(population):
+    # fit_items sums over the items a model lacks and subtracts them (a sparse mask): its posterior must be
+    # the one of the observed results only, written out here over each model's observed items
+    y = population.y.copy()
+    rng = np.random.default_rng(0)
+    y[rng.random(y.shape) < 0.03] = np.nan
+    y[0, :] = np.nan
+    y[0, :3] = 1.0                               # a model with three results
+    fit = fit_items(y, slopes="shared", grid=FIT)
+    log_p, log_q = fit.params.log_probs(FIT)
+    weights = fit.slip_weights[FIT.level]
+    prior = -0.5 * FIT.theta ** 2 + np.log(weights)
+    for m in (0, 1, 7):
+        seen = np.isfinite(y[m])
+        loglik = log_p[:, seen] @ y[m, seen] + log_q[:, seen] @ (1 - y[m, seen]) + prior
+        expected = np.exp(loglik - loglik.max())
+        np.testing.assert_allclose(fit.posterior[m], expected / expected.sum(), rtol=1e-8, atol=1e-12)

@@ -81,3 +81,17 @@ def test_a_large_inner_group_is_scored_on_evenly_spaced_members_and_a_small_one_
     assert len(picked) == 40 == len(set(picked)) and picked[0] == 100 and picked[-1] == 299
     assert picked == sorted(picked) and max(np.diff(picked)) - min(np.diff(picked)) <= 1
     assert scored_members(big) == picked           # deterministic
+
+
+def test_the_inner_groups_on_threads_give_the_scores_of_one_thread():
+    pop = simulate_2pl(models=16, items=40, seed=5)
+    names, features = [f"m{i:02d}" for i in range(16)], np.full((16, 1), np.nan)
+    one = fit_target(pop.y, names, features, ks=(0, 5), n_jobs=1)
+    two = fit_target(pop.y, names, features, ks=(0, 5), n_jobs=2)
+    assert one.scores.keys() == two.scores.keys()
+    for k in one.scores:           # same scores in the same order (BLAS threads may move the last digits)
+        assert len(one.scores[k][0]) + len(one.scores[k][1]) > 0
+        for mine, theirs in zip(one.scores[k], two.scores[k]):
+            assert len(mine) == len(theirs)
+            np.testing.assert_allclose(mine, theirs, rtol=1e-9)
+    assert one.factors == pytest.approx(two.factors, rel=1e-9)
