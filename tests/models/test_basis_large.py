@@ -71,6 +71,20 @@ def test_large_path_gives_the_dense_basis(small_chunks):
     np.testing.assert_allclose(np.abs(e_large), np.abs(e_dense), rtol=0, atol=1e-9)
 
 
+def test_large_path_compares_the_values_of_columns_sharing_a_key(small_chunks, monkeypatch):
+    # column_keys is a hash: with every key the same, the groups must still be the dense path's
+    X = block(seed=2)
+    rows = np.arange(0, 40)
+    dense = TrainingBasis(X, rows, np.zeros(0, np.int64), 0.75, large=False)
+    keys = basis_mod.column_keys(np.array([[0.25, 1.0], [0.25, 1.0], [1.0, 0.25]]))
+    assert keys[0] == keys[1] != keys[2]
+    monkeypatch.setattr(basis_mod, "column_keys", lambda cols: [7] * cols.shape[0])
+    large = TrainingBasis(X, rows, np.zeros(0, np.int64), 0.75, large=True)
+    for name in ("reps", "mult", "rep_cols"):
+        np.testing.assert_array_equal(getattr(large, name), getattr(dense, name), err_msg=name)
+    assert dense.mult.max() >= 31
+
+
 def test_large_path_selects_as_the_dense_path(small_chunks):
     X = block(seed=3)
     rows = np.arange(X.shape[0])
