@@ -53,9 +53,9 @@ class AnchorFit:
 TARGET_ROWS = """
     SELECT s.benchmark AS target, s.model, s.subdir, s.instance_id, s.score
     FROM scores AS s
-    JOIN models AS m ON m.model = s.model
     JOIN benchmarks AS b ON b.benchmark = s.benchmark AND b.role = 'target'
-    WHERE s.score IS NOT NULL AND NOT m.held
+    WHERE s.score IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM model_holds AS h WHERE h.model = s.model)   -- view models' held, unread
       AND ($1::VARCHAR[] IS NULL OR list_contains($1::VARCHAR[], s.benchmark))
       AND NOT list_contains($2::VARCHAR[], s.model)
     ORDER BY s.benchmark, s.model, s.subdir, s.instance_id"""
@@ -72,6 +72,25 @@ def item_matrix(rows) -> tuple[list[str], list[tuple[str, str]], np.ndarray]:
     y = np.full((len(models), len(keys)), np.nan)
     for model, subdir, instance_id, score in rows:
         y[row[model], col[(subdir, instance_id)]] = score
+    return models, keys, y
+
+
+def target_matrix(con: duckdb.DuckDBPyConnection, target: str, exclude: list[str]
+                  ) -> tuple[list[str], list[tuple[str, str]], np.ndarray]:
+    """``item_matrix`` of one target's ``TARGET_ROWS`` (models in ``exclude`` left out), the rows numbered
+    by DuckDB and read as Arrow: 7 M rows at 1,000 models took ~16 s as Python tuples."""
+    cells = con.sql(f"""
+        WITH target_rows AS ({TARGET_ROWS})
+        SELECT dense_rank() OVER (ORDER BY model) - 1 AS i,
+               dense_rank() OVER (ORDER BY subdir, instance_id) - 1 AS j, model, subdir, instance_id, score
+        FROM target_rows""", params=[[target], list(exclude)]).to_arrow_table()
+    i, j = cells["i"].to_numpy(), cells["j"].to_numpy()
+    first_i = np.unique(i, return_index=True)[1]
+    first_j = np.unique(j, return_index=True)[1]
+    models = cells["model"].take(first_i).to_pylist()
+    keys = list(zip(cells["subdir"].take(first_j).to_pylist(), cells["instance_id"].take(first_j).to_pylist()))
+    y = np.full((len(models), len(keys)), np.nan)
+    y[i, j] = cells["score"].to_numpy(zero_copy_only=False)
     return models, keys, y
 
 
@@ -104,7 +123,7 @@ def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: li
     features = _features(con)
     out = AnchorFit(fit_id, level)
     for target in targets:
-        models, keys, y = item_matrix(r[1:] for r in con.execute(TARGET_ROWS, [[target], exclude]).fetchall())
+        models, keys, y = target_matrix(con, target, exclude)
         if len(models) < MIN_MODELS:
             out.skipped[target] = f"{len(models)} model(s) with rows (at least {MIN_MODELS} needed)"
             continue

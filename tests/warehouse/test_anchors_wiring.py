@@ -234,3 +234,19 @@ def test_a_fit_without_anchors_leaves_none_in_use(copy):
         methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM predictions WHERE model = ?",
                                              [held]).fetchall()}
     assert methods == {"default"}                  # the sources' answer, not an older fit's anchors
+
+
+def test_the_item_matrix_read_as_arrow_is_the_one_built_from_rows(copy):
+    # target_matrix numbers the rows in SQL; item_matrix builds the same matrix from Python tuples
+    from warehouse.anchors import TARGET_ROWS, item_matrix, target_matrix
+    db, excluded = copy
+    with Warehouse(db).connect(write=True) as con:
+        held = con.execute("SELECT max(model) FROM scores WHERE benchmark = 'gaia'").fetchone()[0]
+        con.execute("INSERT INTO model_holds VALUES (?, 'second_spelling', NULL, now())", [held])
+        for target in ("gaia", "swebench"):
+            rows = con.execute(TARGET_ROWS, [[target], [excluded]]).fetchall()
+            models, keys, y = target_matrix(con, target, [excluded])
+            assert (models, keys) == item_matrix(r[1:] for r in rows)[:2]
+            np.testing.assert_array_equal(y, item_matrix(r[1:] for r in rows)[2])
+            assert held not in models and excluded not in models and len(models) == 8
+            assert y.shape == (8, len({(r[2], r[3]) for r in rows})) and np.isfinite(y).sum() == len(rows)
