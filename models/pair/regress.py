@@ -195,11 +195,13 @@ def fit_logit_pairs(E: np.ndarray, F_upper: np.ndarray, alpha: float = ALPHA, to
         node = np.bincount(ia, weights=r, minlength=m) - np.bincount(ib, weights=r, minlength=m)
 
         def hessian():
-            W = np.zeros((m, m))
-            W[ia, ib] = s * (1 - s)
-            W += W.T
-            laplacian = np.diag(W.sum(axis=1)) - W
-            return E.T @ laplacian @ E * scale + ridge
+            # Eᵀ (diag(W 1) − W) E with W the symmetric pair weights, from their upper triangle U alone
+            # (W = U + Uᵀ): no transposed copy, no m × m diagonal matrix (half the Hessian's time at 800 models)
+            U = np.zeros((m, m))
+            U[ia, ib] = s * (1 - s)
+            degree = U.sum(axis=1) + U.sum(axis=0)
+            laplacian_e = degree[:, None] * E - (U @ E + U.T @ E)
+            return E.T @ laplacian_e * scale + ridge
         return E.T @ node * scale + ridge @ v, hessian
 
     return _newton(loss, gradient_hessian, w, tol=tol, maxiter=maxiter, step_tol=1e-15)
