@@ -109,21 +109,32 @@ def _features(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
     return features_by_model(con.sql(METADATA).to_arrow_table().to_pylist())
 
 
-def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: list[str] | None = None,
-                exclude: list[str] | None = None, level: float = 0.8, inner_folds: int = 5,
-                progress=None) -> AnchorFit:
-    """Fit every target's anchors estimator (``targets``: default every target benchmark) on the models
-    with rows there, leaving out ``exclude`` (e.g. models to predict as if new) and held models. Reads only
-    (a read-only connection will do); ``fit_id``, the proxy fit the item models belong to, may be set on the
-    result before :func:`store_anchor_fit`."""
+@dataclass
+class AnchorInputs:
+    """What ``fit_anchors`` reads: per target (in order) its models, item keys and results y (m, n); every
+    described model's metadata features."""
+    targets: list[tuple[str, list[str], list[tuple[str, str]], np.ndarray]]
+    features: dict[str, np.ndarray]
+
+
+def read_anchor_inputs(con: duckdb.DuckDBPyConnection, targets: list[str] | None = None,
+                       exclude: list[str] | None = None) -> AnchorInputs:
+    """The rows ``fit_anchors`` learns from (``targets``: default every target benchmark), without the models
+    in ``exclude`` and held models."""
     exclude = list(exclude or [])
     if targets is None:
         targets = [t for (t,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target' "
                                              "ORDER BY benchmark").fetchall()]
-    features = _features(con)
+    return AnchorInputs([(target, *target_matrix(con, target, exclude)) for target in targets], _features(con))
+
+
+def fit_anchor_inputs(inputs: AnchorInputs, fit_id: str = "", *, level: float = 0.8, inner_folds: int = 5,
+                      progress=None) -> AnchorFit:
+    """``fit_anchors`` on rows already read: no I/O, so it may run beside other work (`pace fit` runs it on a
+    thread beside the proxy fit)."""
+    features = inputs.features
     out = AnchorFit(fit_id, level)
-    for target in targets:
-        models, keys, y = target_matrix(con, target, exclude)
+    for target, models, keys, y in inputs.targets:
         if len(models) < MIN_MODELS:
             out.skipped[target] = f"{len(models)} model(s) with rows (at least {MIN_MODELS} needed)"
             continue
@@ -138,6 +149,17 @@ def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: li
                 out.priors.append((target, model, prior))
     pool_factors(list(out.targets.values()))
     return out
+
+
+def fit_anchors(con: duckdb.DuckDBPyConnection, fit_id: str = "", *, targets: list[str] | None = None,
+                exclude: list[str] | None = None, level: float = 0.8, inner_folds: int = 5,
+                progress=None) -> AnchorFit:
+    """Fit every target's anchors estimator (``targets``: default every target benchmark) on the models
+    with rows there, leaving out ``exclude`` (e.g. models to predict as if new) and held models. Reads only
+    (a read-only connection will do); ``fit_id``, the proxy fit the item models belong to, may be set on the
+    result before :func:`store_anchor_fit`."""
+    return fit_anchor_inputs(read_anchor_inputs(con, targets, exclude), fit_id, level=level,
+                             inner_folds=inner_folds, progress=progress)
 
 
 def _finite(value: float) -> float | None:
@@ -295,6 +317,7 @@ def plan_anchors(con: duckdb.DuckDBPyConnection, model: str, count: int,
     return out
 
 
-__all__ = ["KS", "METADATA", "MIN_MODELS", "TARGET_ROWS", "AnchorFit", "AnchorPlanRow", "TargetAnchors", "fit_anchors", "plan_anchors",
+__all__ = ["KS", "METADATA", "MIN_MODELS", "TARGET_ROWS", "AnchorFit", "AnchorInputs", "AnchorPlanRow", "TargetAnchors",
+           "fit_anchor_inputs", "fit_anchors", "plan_anchors", "read_anchor_inputs", "target_matrix",
            "feature_matrix", "features_by_model", "item_matrix", "set_stored_factors", "store_anchor_fit",
            "stored_target"]

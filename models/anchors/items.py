@@ -27,8 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scipy import sparse
-
 from .grid import Grid, ability_grid, normalise_log
 
 __all__ = ["ItemParams", "ItemFit", "fit_items", "MIN_SLOPE", "NO_SLIP_WEIGHT"]
@@ -182,6 +180,8 @@ def fit_items(y: np.ndarray, *, slopes: str = "free", slope_mean: float = 1.0, s
     # Results are nearly complete (a few models lack a few items): sums over the items a model has are
     # written as sums over every item minus the few it lacks (a sparse matrix), two dense products per EM
     # iteration instead of four (a third of its time at 1,000 models x 2,935 items)
+    from scipy import sparse             # here: the command line imports this module at start-up
+
     lacking = sparse.csr_matrix(1.0 - seen)
     lacking_t = lacking.T.tocsr()
 

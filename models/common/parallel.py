@@ -9,12 +9,13 @@ the duration of a driver call (process-wide, so the fold threads of ``map_jobs``
 from __future__ import annotations
 
 import functools
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, List, Optional, TypeVar
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["blas_limit", "single_blas", "map_jobs"]
+__all__ = ["Beside", "blas_limit", "single_blas", "map_jobs"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,3 +41,27 @@ def map_jobs(fn: Callable[[T], R], items: Iterable[T], n_jobs: Optional[int]) ->
         return [fn(x) for x in items]
     with ThreadPoolExecutor(max_workers=n_jobs) as ex:
         return list(ex.map(fn, items))
+
+
+class Beside:
+    """``fn()`` on its own thread, started at once, while the caller goes on; ``result()`` waits for it and
+    returns its value or raises its exception. A daemon thread: a caller that fails first need not wait for
+    it (the command exits), its result is then dropped."""
+
+    def __init__(self, fn: Callable[[], R], name: str = "beside"):
+        self._value: Optional[R] = None
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], R]) -> None:
+        try:
+            self._value = fn()
+        except BaseException as exc:        # handed to result()'s caller
+            self._error = exc
+
+    def result(self) -> R:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value

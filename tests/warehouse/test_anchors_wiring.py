@@ -250,3 +250,24 @@ def test_the_item_matrix_read_as_arrow_is_the_one_built_from_rows(copy):
             np.testing.assert_array_equal(y, item_matrix(r[1:] for r in rows)[2])
             assert held not in models and excluded not in models and len(models) == 8
             assert y.shape == (8, len({(r[2], r[3]) for r in rows})) and np.isfinite(y).sum() == len(rows)
+
+
+def test_an_anchors_fit_that_fails_beside_the_proxy_fit_stores_nothing(copy, monkeypatch):
+    # the item models are fitted on a thread beside the proxy fit; their error must stop the fit before
+    # the proxy's rows are written, as when they were fitted first
+    import warehouse.api as api_mod
+    from warehouse.errors import UserError
+
+    def broken(inputs, fit_id="", **options):
+        assert [t for t, *_ in inputs.targets] == ["commit0", *TARGETS]   # read before the thread started
+        raise ValueError("item model diverged")
+
+    monkeypatch.setattr(api_mod, "fit_anchor_inputs", broken)
+    db, _ = copy
+    wh = Warehouse(db)
+    with wh.connect() as con:
+        before = con.execute("SELECT count(*), count(DISTINCT fit_id) FROM proxy_fits").fetchone()
+    with pytest.raises(UserError, match="the anchors fit failed: item model diverged .nothing was stored"):
+        wh.fit(count=12, task="abs")
+    with wh.connect() as con:
+        assert con.execute("SELECT count(*), count(DISTINCT fit_id) FROM proxy_fits").fetchone() == before
