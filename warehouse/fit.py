@@ -33,6 +33,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from models.common.parallel import map_jobs
 from models.default.basis import large_bases_note, shared_bases
 from models.common.folds import KFOLD
 from models.common.intervals import interval_offsets
@@ -44,7 +45,7 @@ from warehouse.methods.base import Method
 from warehouse.methods.data import Folds
 from warehouse.methods.options import Options
 from warehouse.methods.results import Fit, StoredPairProxy, StoredProxy
-from warehouse.settings import kfold_above
+from warehouse.settings import jobs, kfold_above
 from warehouse.storing import fill_fit_constants, insert_arrow, transaction
 
 __all__ = ["FitRequest", "FitReport", "StoredProxy", "StoredPairProxy", "fit_and_store", "interval_offsets",
@@ -121,6 +122,25 @@ def _split_predictions(con: duckdb.DuckDBPyConnection, method: Method, folds: Fo
     m = folds.matrices
     actual = m.target_means() if evaluation.actual is None else np.asarray(evaluation.actual, float)
     return actual, dense(resolve(con, evaluation.predictions), m)
+
+
+def _splits_residuals(con: duckdb.DuckDBPyConnection, method: Method, splits: list[Folds], opts: Options,
+                      req: FitRequest, fitted: Fit | None, link: str) -> list[np.ndarray]:
+    """Each split's held-out residuals (:func:`_residuals`), in the order of ``splits``. A split of several
+    folds runs them on the worker threads; the splits of one fold each (low-3, high-3) would leave all but
+    one thread idle, so they run side by side, each on its own cursor (at 1,000 models: ~11 s of 22)."""
+    def one(split: Folds, on: duckdb.DuckDBPyConnection) -> np.ndarray:
+        return _residuals(*_split_predictions(on, method, split, opts, req, fitted), link)
+
+    single = [k for k, split in enumerate(splits) if len(split.names) == 1]
+    out: dict[int, np.ndarray] = {k: one(split, con) for k, split in enumerate(splits) if k not in single}
+
+    def on_cursor(k: int) -> np.ndarray:
+        with con.cursor() as cursor:
+            return one(splits[k], cursor)
+
+    out.update(zip(single, map_jobs(on_cursor, single, min(jobs(), len(single)))))
+    return [out[k] for k in range(len(splits))]
 
 
 def _residuals(actual: np.ndarray, pred: np.ndarray, link: str) -> np.ndarray:
@@ -297,8 +317,8 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     bases.release()       # the extrapolation splits' training sets are their own: nothing left to share
     extrapolation = np.full((0, len(m.targets)), np.nan)
     if req.intervals and link == "logit":
-        extrapolation = np.concatenate([_residuals(*_split_predictions(con, method, split, opts, req, reuse), link)
-                                        for split in extrapolation_splits] or [extrapolation])
+        extrapolation = np.concatenate(_splits_residuals(con, method, extrapolation_splits, opts, req, reuse, link)
+                                       or [extrapolation])
     if bases.large:
         warnings.append(large_bases_note(bases.large))
     fit_id = f"fit-{req.method}-{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
