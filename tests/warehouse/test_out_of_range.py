@@ -271,9 +271,10 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
     dated = Warehouse(db).predict("Fewsources-1", allow_partial=True)
     assert all((p.range_side, p.range_reason) == ("below", "release date") and p.low <= 0.01 and p.high < 1.0
                for p in dated.predictions)
-    assert [p.high for p in dated.predictions] == [
+    # to rounding: two reads of a view sum the weights in whatever order DuckDB's threads take (seen: 3e-16)
+    assert [p.high for p in dated.predictions] == pytest.approx([
         r[0] for r in _rows(db, "SELECT residual_high FROM fit_predictions WHERE model = ? AND restricted ORDER BY target",
-                            "Fewsources-1")]
+                            "Fewsources-1")], rel=1e-12, abs=0)
 
 
 def test_target_width_stops_adding_anchors_once_the_width_is_reached(dated):
