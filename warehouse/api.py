@@ -638,7 +638,7 @@ class Warehouse:
             # proxy ~230 s). Every BLAS call single-threaded meanwhile: the threads are the parallelism.
             doing = (f"fitting ({method}, C={count}){' and estimating intervals' if intervals else ''}"
                      f"{' and the anchors item models' if anchors else ''} ...")
-            with blas_limit(), self._status(doing):
+            with blas_limit() if anchors else contextlib.nullcontext(), self._status(doing):
                 if anchors:
                     try:
                         inputs = read_anchor_inputs(con, chosen_targets, excluded)

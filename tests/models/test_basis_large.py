@@ -72,13 +72,14 @@ def test_large_path_gives_the_dense_basis(small_chunks):
 
 
 def test_large_path_compares_the_values_of_columns_sharing_a_key(small_chunks, monkeypatch):
-    # column_keys is a hash: with every key the same, the groups must still be the dense path's
-    X = block(seed=2)
+    # column_keys is a hash: with keys that collide everywhere (equal columns still share one), the groups
+    # must still be the dense path's
+    X = block(S=2200, seed=2)
     rows = np.arange(0, 40)
     dense = TrainingBasis(X, rows, np.zeros(0, np.int64), 0.75, large=False)
     keys = basis_mod.column_keys(np.array([[0.25, 1.0], [0.25, 1.0], [1.0, 0.25]]))
     assert keys[0] == keys[1] != keys[2]
-    monkeypatch.setattr(basis_mod, "column_keys", lambda cols: [7] * cols.shape[0])
+    monkeypatch.setattr(basis_mod, "column_keys", lambda cols: [int(np.sum(col > 0.5)) % 17 for col in cols])
     large = TrainingBasis(X, rows, np.zeros(0, np.int64), 0.75, large=True)
     for name in ("reps", "mult", "rep_cols"):
         np.testing.assert_array_equal(getattr(large, name), getattr(dense, name), err_msg=name)
