@@ -238,7 +238,15 @@ def fit_pair_default(X: np.ndarray, P, targets: Sequence[str], *,
         return [(t, Rk, held, PairTargetFit(bk, Y[Rk, t], pair_values(wins[t], Rk), Xc, grid, count, alpha)
                  .scores(allrows)) for t, held in held_of.items()]
 
-    fold_results = [r for part in map_jobs(fold_scores, list(users.items()), n_jobs) for r in part]
+    def job(item):
+        key, uses = item
+        if uses is None:                       # the final fit's basis (below), built beside the last folds
+            basis(np.asarray(key, dtype=np.int64))
+            return []
+        return fold_scores(item)
+
+    finals = [(key, None) for key in dict.fromkeys(tuple(int(r) for r in train_rows[t]) for t in range(T))]
+    fold_results = [r for part in map_jobs(job, list(users.items()) + finals, n_jobs) for r in part]
 
     for t, name in enumerate(targets):
         rows = train_rows[t]
