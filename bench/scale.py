@@ -27,7 +27,9 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   was skipped, only so the lookups have stored proxies (their cost does not depend on the
                   sources: ~400 weighted instances either way)
     add_model     ingest of a second tree holding one new model (a copy of one model's files)
-    lookups       `predictions` for one model and `pace plan`'s queries, p50/p95 over 20 calls each (fewer,
+    lookups       one model's predictions, stored (the rows `pace predict` serves, fingerprint checked:
+                  warehouse.stored_predictions) and from the `predictions` view, and `pace plan`'s queries,
+                  p50/p95 over 20 calls each (fewer,
                   and said so, when they take over a minute together), with the fits then current (recorded),
                   and once a scan of every model's predictions
     lookups_default  `pace fit LOOKUP_DEFAULT_FIT_ARGS` (the default method, no intervals, the same three
@@ -295,7 +297,9 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
     """p50/p95 of `predictions` for one model and of the queries behind `pace plan`, on one connection."""
     sys.path.insert(0, str(REPO))
     from warehouse.connect import connect
+    from warehouse import stored_predictions
     from warehouse.plan import has_fits, plan_calls, plan_rows, plan_value, zero_weight_left_out
+    from warehouse.predict import read_predictions
 
     con = connect(db, read_only=True)
     out: dict = {"model": model, "calls": calls,
@@ -319,6 +323,10 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
                 "p95_ms": round(1000 * times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))], 2),
                 "first_ms": None, "calls": len(times)}
 
+    def stored(name):          # what `pace predict` / Warehouse.predict read: the stored rows, checked
+        return con.execute(f"SELECT target, predicted, low, high, coverage FROM {stored_predictions.lookup_relation()} "
+                           "ORDER BY target", [name, name, stored_predictions.rule_stamp()]).fetchall()
+
     def predictions(name):
         return con.execute("SELECT target, predicted, low, high, coverage FROM predictions WHERE model = ? "
                            "ORDER BY target", [name]).fetchall()
@@ -334,6 +342,11 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
     n_pred = len(predictions(model))
     first_ms = round(1000 * (time.perf_counter() - first), 1)
     out["predictions"] = {**timed(lambda: predictions(model)), "rows": n_pred, "first_ms": first_ms}
+    n_stored = len(stored(model))
+    gap = max((abs(a - b) for ra, rb in zip(stored(model), predictions(model)) for a, b in zip(ra[1:], rb[1:])
+               if a is not None and b is not None), default=None)
+    out["predictions_stored"] = {**timed(lambda: stored(model)), "rows": n_stored, "max_gap_to_view": gap}
+    out["predictions_lookup"] = {**timed(lambda: read_predictions(con, model)), "rows": len(read_predictions(con, model))}
     out["plan_known_model"] = {**timed(lambda: plan(model)), "instances": len(plan(model))}
     out["plan_new_model"] = {**timed(lambda: plan(new_model)), "instances": len(plan(new_model))}
     # a scan of every model's predictions (`pace report`, an export, `pace fit`'s own check of its rows)
@@ -456,16 +469,17 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         extra = work / f"extra-{n_models}"
         shutil.rmtree(extra, ignore_errors=True)
         source = names[-1]
+        newcomer = _unused_name(db, "NewModel")     # a rerun adds another model (the same one again is a no-op)
         for f in files:
             if f.stem == source:
-                target = extra / f.relative_to(tree).parent / "NewModel.csv"
+                target = extra / f.relative_to(tree).parent / f"{newcomer}.csv"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, target)
         (extra / "README.md").write_text("# SYNTHETIC one-model tree (a copy of one model's files)\n\n"
                                          "SYNTHETIC: made up by bench/scale.py from ingest.synthetic output.\n")
         r = run([PACE, "ingest", str(extra), "--db", str(db), "--no-progress", "--json"], timeout=timeout, cap=cap)
         rep = _json(r) or {}
-        steps["add_model"] = {**_public(r), "rows": rep.get("rows_written"),
+        steps["add_model"] = {**_public(r), "model": newcomer, "rows": rep.get("rows_written"),
                               "phases": {k: round(v, 2) for k, v in (rep.get("phases") or {}).items()}}
         print(f"[{n_models}] add_model: {_brief(steps['add_model'])}", flush=True)
         save(res)
@@ -489,10 +503,23 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
     return res
 
 
+def _unused_name(db: Path, stem: str) -> str:
+    """``stem``, else ``stem-2``, ``stem-3``, ...: the first name with no score rows in ``db``."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        taken = {m for (m,) in con.execute("SELECT DISTINCT model FROM score_sources WHERE model LIKE ?",
+                                           [f"{stem}%"]).fetchall()}
+    finally:
+        con.close()
+    return next(name for name in [stem] + [f"{stem}-{k}" for k in range(2, 10_000)] if name not in taken)
+
+
 def _brief(step: dict) -> str:
     keys = ("wall_s", "cpu_s", "peak_rss_mib", "rows_per_s", "killed", "error", "extrapolated_wall_s")
     shown = {k: step[k] for k in keys if step.get(k) is not None}
-    for k in ("predictions", "plan_new_model"):
+    for k in ("predictions", "predictions_stored", "plan_new_model"):
         if k in step:
             shown[k] = {q: step[k][q] for q in ("p50_ms", "p95_ms")}
     return json.dumps(shown)
@@ -523,7 +550,8 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
         "instance_stats_live (the rule)": wall("stats_live"),
         "pace status": wall("status"),
         "pace fit": wall("fit"),
-        "predictions, one model (p50)": p50("lookups", "predictions"),
+        "predictions view, one model (p50)": p50("lookups", "predictions"),
+        "stored predictions, one model (p50)": p50("lookups", "predictions_stored"),
         "predictions, every model": lambda s: (s["steps"].get("lookups", {}).get("predictions_every_model")
                                                or {}).get("s"),
     }
@@ -559,7 +587,7 @@ def table(results: dict) -> str:
     """The README table (markdown): every figure of a size from one run, the load average beside it."""
     head = ("| models | rows | ingest s (CPU s) | ours M rows/s | DuckDB read_csv | polars scan_csv | pandas loop "
             "| ours / pandas | ours / fastest peer, wall (CPU) | DuckDB append floor s (CPU) | ingest peak RSS "
-            "| instance_stats s: stored / live | status / doctor --check s | predictions p50 ms | pace fit "
+            "| instance_stats s: stored / live | status / doctor --check s | predictions p50 ms: stored / view | pace fit "
             "| load (ingest, peers) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in sorted(results.get("sizes", {}).values(), key=lambda s: s["models"]):
@@ -576,7 +604,8 @@ def table(results: dict) -> str:
             vs_fast = f"{peer['wall_s'] / ing['wall_s']:.2f}x ({peer['cpu_s'] / ing['cpu_s']:.2f}x) of {fastest}"
         floor = st.get("floor", {})
         fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB" if fit.get("rc") == 0 else "-"
-        pred = (st.get("lookups", {}).get("predictions") or {}).get("p50_ms", "-")
+        pred = " / ".join(str((st.get("lookups", {}).get(k) or {}).get("p50_ms", "-"))
+                          for k in ("predictions_stored", "predictions"))
         sd = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("status", "doctor"))
         stats = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("stats", "stats_live"))
         loads = "/".join(_load(st.get(k, {})) for k in ("ingest", "duckdb_csv", "polars", "pandas"))

@@ -6,6 +6,10 @@ Every write keeps each store equal to its rule:
 - writers with one transaction (ingest, ``pace import``, ``--prune``, ``pace alias add``,
   ``pace benchmarks set``, and each batch ``pace run`` stores) call :func:`refresh` inside it, after their
   writes: all or nothing with them;
+- the stored predictions (:mod:`warehouse.stored_predictions`) are not a store of this list: a lookup checks
+  each model's fingerprint itself, so a store out of date costs speed, never a wrong answer, and nothing
+  recomputes them on open. :func:`refresh` of every store recomputes the models whose inputs changed;
+  :func:`mark_stale` stops serving any until ``pace fit`` or ``pace doctor`` recomputes them all;
 - writers that run arbitrary SQL (``pace sql --write``, ``pace shell --write``) first :func:`mark_stale`
   (committed), write, then :func:`refresh_stale`. A process killed in between leaves the mark, and the
   next open of the warehouse recomputes (``warehouse.connect``). Ingest does the same for the
@@ -24,6 +28,7 @@ from contextlib import nullcontext
 import duckdb
 
 from ingest import collapsed, summaries
+from warehouse import stored_predictions
 
 #: name (as messages say it) -> module with is_stale / refresh / mark_stale / drift
 STORES = {"collapsed cells": collapsed, "summaries": summaries}
@@ -32,17 +37,23 @@ STORES = {"collapsed cells": collapsed, "summaries": summaries}
 def refresh(con: duckdb.DuckDBPyConnection, timed=None, names=None) -> None:
     """Recompute every store (or those ``names``) and stamp it. Runs inside the caller's transaction
     (after the writes). ``timed(phase)``, a context manager, times each store (phases ``collapsed``,
-    ``summaries``)."""
+    ``summaries``). Every store: then also the stored predictions of the models whose inputs changed
+    (phase ``predictions``; they read the stores)."""
     for name, store in STORES.items():
         if names is None or name in names:
             with timed(name.split()[0]) if timed else nullcontext():
                 store.refresh(con)
+    if names is None:
+        with timed("predictions") if timed else nullcontext():
+            stored_predictions.refresh(con)
 
 
 def mark_stale(con: duckdb.DuckDBPyConnection) -> None:
-    """Record that every store is about to fall behind (before writing, outside the writes' transactions)."""
+    """Record that every store is about to fall behind (before writing, outside the writes' transactions),
+    and that no stored prediction may be served until every model's is recomputed."""
     for store in STORES.values():
         store.mark_stale(con)
+    stored_predictions.mark_stale(con)
 
 
 def stale(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -50,6 +50,8 @@ from ingest.lake_rows import RowsLakeWriter
 from ingest.noise import hold_noise
 from ingest.report import Anomaly, IngestReport, anomaly_lines
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
+from warehouse import stored_predictions
+from warehouse.storing import transaction
 
 
 def _resolve_models(units: list[Unit], aliases: dict[str, str]) -> dict[str, str]:
@@ -339,6 +341,12 @@ def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Ingest
         shutil.rmtree(staging, ignore_errors=True)
         raise
     refresh_stale_derived(con, timed=report.timed)   # a kill before it leaves the mark for the next open
+    try:                # the written models' stored predictions; the rows are in: a failure here (or a kill)
+        with report.timed("predictions"), transaction(con):     # leaves lookups computing them meanwhile
+            stored_predictions.refresh(con)
+    except duckdb.Error as exc:
+        report.notes.append(f"stored predictions not recomputed ({str(exc).splitlines()[0]}): lookups compute "
+                            "them from the view until `pace doctor` or the next fit")
     with report.timed("swap"):
         stamp_lake(con, lake)
         swap_lake(lake, staging, stale, appended=appending)

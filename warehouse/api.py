@@ -30,7 +30,7 @@ from ingest.harness_map import load_map
 from ingest.lake import discard_if_unused, lake_drift, lake_of, owner_problem, pending
 from ingest.load import ingest_tree, load_units
 from ingest.tree import discover
-from warehouse import aliases, methods, settings, validate
+from warehouse import aliases, methods, settings, stored_predictions, validate
 from warehouse import plan as planning
 from warehouse import predict as predicting
 from models.common.parallel import Beside, blas_limit
@@ -664,6 +664,8 @@ class Warehouse:
                 report.warnings.append("anchors: none in use now (--no-anchors): models served by their agentic "
                                        "anchors get the sources' answer until `pace fit` makes item models again "
                                        "(the older ones stay in anchor_fits)")
+            with self._status("storing every model's predictions ..."), transaction(con):
+                report.predictions_stored = stored_predictions.refresh(con, full=True)
             return report
         finally:
             con.close()
@@ -845,6 +847,8 @@ class Warehouse:
                         except (ValueError, duckdb.Error) as exc:
                             raise UserError(f"the restricted fit failed: {str(exc).splitlines()[0]}") from exc
                     report.restricted_fit, report.made_fit = made.fit_id, True
+                    with transaction(con):   # a new fit: every model's stored predictions are recomputed
+                        stored_predictions.refresh(con)
                     con.close()
                     con = self.connect()
             report.predictions = predicting.read_predictions(con, model, restrict=restrict)
@@ -1066,7 +1070,9 @@ class Warehouse:
             before = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchone()
             con.execute("INSERT OR REPLACE INTO model_metadata_set VALUES (?, ?, current_localtimestamp())",
                         [model, day])
-            known = con.execute("SELECT count(released_lo) FROM current_fits WHERE task = 'abs'").fetchone()[0]
+            known = con.execute("SELECT count(released_lo) FROM current_fits WHERE task = 'abs'").fetchall()[0][0]
+            with transaction(con):          # the era check reads the date: the model's stored predictions
+                stored_predictions.refresh(con)
         note = None if known else ("the current fits know no training model's release date, so the release-date "
                                    "check cannot judge a model yet (import the index's metadata, then `pace fit`)")
         return {"model": model, "released": day, "replaced": before[0] if before else None, "note": note}
@@ -1079,8 +1085,10 @@ class Warehouse:
             if not con.execute("SELECT count(*) FROM model_metadata_set WHERE model = ?", [model]).fetchone()[0]:
                 raise UserError(f"{model!r} has no metadata set by `pace metadata set` (see `pace metadata list`)")
             con.execute("DELETE FROM model_metadata_set WHERE model = ?", [model])
-            now = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchone()
-        return now[0] if now else None
+            now = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchall()
+            with transaction(con):
+                stored_predictions.refresh(con)
+        return now[0][0] if now else None
 
     def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",
                           overwrite: bool = False) -> dict:

@@ -38,7 +38,7 @@ VIEWS = ["models", "target_means", "coverage", "model_ability", "instance_stats_
          "model_release"]
 # `scores` is the view over score_rows / score_sources (sql/004_*): exported as its own partitioned files,
 # a table to Spark and to any reader of the export; the *_live views are the rules of stored fit constants
-INTERNAL_VIEWS: list[str] = ["scores", "proxy_leaf_levels_live", "anchor_curve_segments_live"]
+INTERNAL_VIEWS: list[str] = ["scores", "proxy_leaf_levels_live", "anchor_curve_segments_live", "prediction_inputs"]
 # User views that cannot mean the same on Spark, with the reason (left out of spark/views.sql, the
 # reason written in its header; the Spark test skips them).
 NOT_FOR_SPARK: dict[str, str] = {

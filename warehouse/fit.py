@@ -90,6 +90,7 @@ class FitReport:
     trained_on: dict[str, list[str]] = field(default_factory=dict)  # per target, the models with its scores
     anchors: dict[str, tuple[int, int]] = field(default_factory=dict)  # target -> (models, instances) of its
                                                                      # anchors item model (warehouse.anchors)
+    predictions_stored: int = 0          # models whose predictions were stored after the fit (stored_predictions)
 
 
 def data_hash(models: list[str], columns: list, X: np.ndarray, P: list[np.ndarray]) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from warehouse import stored_predictions
 from warehouse.errors import pace_command
 from warehouse.fit import FitRequest, fit_and_store
 from warehouse.pace_bench import METHOD as IMPORTED_METHOD
@@ -131,18 +132,27 @@ def fit_restricted(con: duckdb.DuckDBPyConnection, model: str, sources: list[str
 
 
 def read_predictions(con: duckdb.DuckDBPyConnection, model: str, *, restrict: bool = True) -> list[TargetPrediction]:
-    """``model``'s rows of ``predictions`` (``restrict=False``: of the current fits only)."""
-    source = "predictions AS p" if restrict else "fit_predictions AS p"
+    """``model``'s rows of ``predictions`` (``restrict=False``: of the current fits only): the stored rows
+    while their inputs are unchanged (``stored_predictions``), else computed by the view."""
+    rows = _prediction_rows(con, model, stored_predictions.lookup_relation(),
+                            [model, model, stored_predictions.rule_stamp()], True) if restrict else []
+    if not rows:
+        rows = _prediction_rows(con, model, "predictions" if restrict else "fit_predictions", [], restrict)
+    return [TargetPrediction(*r[:14], list(r[14] or []), bool(r[15]), r[16], int(r[17] or 0), r[18])
+            for r in rows]
+
+
+def _prediction_rows(con: duckdb.DuckDBPyConnection, model: str, relation: str, params: list,
+                     restrict: bool) -> list[tuple]:
     extra = "p.anchors, p.prior" if restrict else "0, NULL"
-    rows = con.execute(f"""
+    return con.execute(f"""
         SELECT p.target, p.predicted, p.low, p.high, p.coverage, p.n_scored, p.n_instances, p.method, p.fit_id,
                p.ability, p.ability_distance, p.out_of_range, p.range_side, p.range_reason, p.sources, p.restricted,
                CASE WHEN p.method = 'anchors' THEN NULL ELSE f.loocv_mae END, {extra}
-        FROM {source}
+        FROM {relation} AS p
         LEFT JOIN proxy_fits AS f ON f.fit_id = p.fit_id AND f.task = 'abs' AND f.target = p.target
-        WHERE p.model = ?{'' if restrict else ' AND NOT p.restricted'} ORDER BY p.target""", [model]).fetchall()
-    return [TargetPrediction(*r[:14], list(r[14] or []), bool(r[15]), r[16], int(r[17] or 0), r[18])
-            for r in rows]
+        WHERE p.model = ?{'' if restrict else ' AND NOT p.restricted'} ORDER BY p.target""",
+                       params + [model]).fetchall()
 
 
 def _pct(share: float) -> str:

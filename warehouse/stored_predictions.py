@@ -1,0 +1,126 @@
+"""Every model's rows of ``predictions``, stored with the fingerprint of their inputs, so that one model's
+lookup (``pace predict``, :meth:`Warehouse.predict`) reads a few stored rows instead of planning and running
+the chain of views behind ``predictions`` (DuckDB spends ~70 ms binding and optimizing it, ~30 ms running it,
+at any size).
+
+The stored rows are never trusted blindly: a lookup serves a model's rows only while the fingerprint they
+were computed at (``prediction_inputs``: the model's own score rows and facts, every fit's row, the roles
+and source leaves) equals the current one and ``pace_meta`` holds this rule's stamp; otherwise it answers
+``None`` and the caller computes the rows from ``predictions``. So a write by another DuckDB client, or one
+nobody refreshed after, costs speed, not correctness. Writers keep the rows current (:func:`refresh`, in
+their own transaction: only the models whose fingerprint changed are recomputed); ``pace sql --write``
+removes the stamp first (:func:`mark_stale`: it may edit a fit's weights, which no fingerprint reads), and
+the next ``pace fit`` or ``pace doctor`` recomputes every model.
+"""
+from __future__ import annotations
+
+import duckdb
+
+STAMP_KEY = "stored_predictions"
+#: the columns of ``predictions`` (and of ``stored_predictions``), in order
+COLUMNS = ("model", "target", "predicted", "low", "high", "coverage", "n_scored", "n_instances", "interval_level",
+           "method", "fit_id", "ability", "ability_distance", "out_of_range", "range_side", "range_reason",
+           "sources", "restricted", "anchors", "prior")
+#: stored and recomputed rows are equal when their numbers agree to this (sums run in DuckDB's thread order)
+_TOLERANCE = 1e-9
+#: up to this many changed models, one query per model (~0.15 s each: `model = ?` reaches every scan of the
+#: chain, where an IN list of a few models read every model's rows: 6 models took 33 s at 1,000 models);
+#: more, one read of every model's rows (~30 s at 1,000 models)
+_ONE_BY_ONE = 50
+
+
+def rule_stamp() -> str:
+    """The version of the rule the stored rows follow: the schema's (any view of the chain may change)."""
+    from warehouse.connect import schema_fingerprint
+
+    return schema_fingerprint()
+
+
+def is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """The stamp says the stored rows follow this rule (each model's rows still need their fingerprint)."""
+    row = con.execute("SELECT any_value(value) FROM pace_meta WHERE key = ?", [STAMP_KEY]).fetchall()[0]
+    return row[0] == rule_stamp()
+
+
+def mark_stale(con: duckdb.DuckDBPyConnection) -> None:
+    """No stored row is served until the next full :func:`refresh` (before SQL that may write anything)."""
+    con.execute("DELETE FROM pace_meta WHERE key = ?", [STAMP_KEY])
+
+
+def _has_fits(con: duckdb.DuckDBPyConnection) -> bool:
+    return con.execute("SELECT EXISTS (SELECT 1 FROM proxy_fits) OR EXISTS (SELECT 1 FROM anchor_fits)").fetchall()[0][0]
+
+
+def refresh(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
+    """Recompute the stored rows of every model whose fingerprint changed (every model when ``full``, or when
+    the stamp is absent or names another rule), drop those of models that are gone, and stamp. Runs inside
+    the caller's transaction. Returns the models recomputed.
+
+    Cost: one scan of every score row for the fingerprints (none without a fit), then one read of
+    ``predictions`` for the models recomputed."""
+    if full or not is_current(con):
+        con.execute("DELETE FROM stored_predictions")
+        con.execute("DELETE FROM stored_prediction_models")
+    if not _has_fits(con):              # nothing to predict with: nothing stored
+        con.execute("DELETE FROM stored_predictions")
+        con.execute("DELETE FROM stored_prediction_models")
+        _stamp(con)
+        return 0
+    inputs = con.sql("SELECT model, fingerprint FROM prediction_inputs").to_arrow_table()
+    con.register("_prediction_inputs_now", inputs)
+    try:
+        changed = [m for (m,) in con.execute("""
+            SELECT coalesce(i.model, s.model) FROM _prediction_inputs_now AS i
+            FULL OUTER JOIN stored_prediction_models AS s ON s.model = i.model
+            WHERE i.fingerprint IS DISTINCT FROM s.fingerprint ORDER BY 1""").fetchall()]
+        if changed:
+            con.execute("DELETE FROM stored_predictions WHERE list_contains(?, model)", [changed])
+            con.execute("DELETE FROM stored_prediction_models WHERE list_contains(?, model)", [changed])
+            columns = ", ".join(f"p.{c}" for c in COLUMNS)
+            if len(changed) > _ONE_BY_ONE:
+                con.execute(f"""INSERT INTO stored_predictions SELECT {columns} FROM predictions AS p
+                                SEMI JOIN (SELECT unnest(?) AS model) AS c ON c.model = p.model""", [changed])
+            else:
+                for model in changed:
+                    con.execute(f"INSERT INTO stored_predictions SELECT {columns} FROM predictions AS p "
+                                "WHERE p.model = ?", [model])
+            con.execute("""INSERT INTO stored_prediction_models
+                           SELECT model, fingerprint FROM _prediction_inputs_now WHERE list_contains(?, model)""",
+                        [changed])
+    finally:
+        con.unregister("_prediction_inputs_now")
+    _stamp(con)
+    return len(changed)
+
+
+def _stamp(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("INSERT OR REPLACE INTO pace_meta VALUES (?, ?)", [STAMP_KEY, rule_stamp()])
+
+
+def lookup_relation() -> str:
+    """SQL of a relation with ``predictions``' columns holding the stored rows of the model given as two
+    parameters (``[model, model]``, then the stamp), when they may be served; else no row."""
+    return f"""(SELECT p.* FROM stored_prediction_models AS k JOIN stored_predictions AS p ON p.model = k.model
+                WHERE k.model = ? AND k.fingerprint = (SELECT fingerprint FROM prediction_inputs WHERE model = ?)
+                  AND (SELECT any_value(value) FROM pace_meta WHERE key = '{STAMP_KEY}') = ?)"""
+
+
+def drift(con: duckdb.DuckDBPyConnection) -> int:
+    """Models whose stored rows would be served (fingerprint and stamp hold) but differ from ``predictions``:
+    0 unless a fit's rows were edited behind pace's back. Costs a read of every model's predictions."""
+    if not is_current(con):
+        return 0
+    numbers = ("predicted", "low", "high", "coverage", "interval_level", "ability", "ability_distance")
+    others = [c for c in COLUMNS if c not in numbers and c != "model"]
+    same = " AND ".join([f"(s.{c} IS NULL) = (r.{c} IS NULL) AND coalesce(abs(s.{c} - r.{c}), 0) <= {_TOLERANCE}"
+                         for c in numbers] + [f"s.{c} IS NOT DISTINCT FROM r.{c}" for c in others])
+    return con.execute(f"""
+        WITH served AS (
+            SELECT p.* FROM stored_predictions AS p
+            JOIN stored_prediction_models AS k ON k.model = p.model
+            JOIN prediction_inputs AS i ON i.model = k.model AND i.fingerprint = k.fingerprint),
+        rule AS (
+            SELECT r.* FROM predictions AS r WHERE r.model IN (SELECT DISTINCT model FROM served))
+        SELECT count(DISTINCT coalesce(s.model, r.model)) FROM served AS s
+        FULL OUTER JOIN rule AS r ON r.model = s.model AND r.target = s.target
+        WHERE s.model IS NULL OR r.model IS NULL OR NOT ({same})""").fetchall()[0][0]
