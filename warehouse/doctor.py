@@ -83,6 +83,10 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
         unrepaired.append(problems[-1])
     stores = _store_problems(con, compare=scan)
     problems += list(stores.values())
+    served_wrong = stored_predictions.drift(con) if scan else 0     # a read of every model's predictions
+    if served_wrong:
+        problems.append(f"stored predictions: {served_wrong:,} model(s)' stored rows differ from the predictions "
+                        "view (a fit's rows, or a view, changed outside pace)")
     moved = preference.drift(con)      # also a hand change to agentic_preference; nothing without an index import
     problems += [f"preference: {n:,} row(s) of {benchmark} sit in the wrong one of scores / scores_displaced for "
                  "the rule (written outside pace, or agentic_preference changed by hand)" for benchmark, n in moved.items()]
@@ -121,7 +125,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             repaired.append(f"recomputed the stored {' and '.join(stores)} from scores ({n_cells:,} collapsed "
                             f"cells, {n_stats:,} instance_stats rows)")
         with transaction(con):       # served again after `pace sql --write`; else those whose inputs changed
-            n_models = stored_predictions.refresh(con)
+            n_models = stored_predictions.refresh(con, full=bool(served_wrong))
         if n_models:
             repaired.append(f"recomputed the stored predictions of {n_models:,} model(s)")
         if not foreign:

@@ -5,12 +5,16 @@ at any size).
 
 The stored rows are never trusted blindly: a lookup serves a model's rows only while the fingerprint they
 were computed at (``prediction_inputs``: the model's own score rows and facts, every fit's row, the roles
-and source leaves) equals the current one and ``pace_meta`` holds this rule's stamp; otherwise it answers
-``None`` and the caller computes the rows from ``predictions``. So a write by another DuckDB client, or one
-nobody refreshed after, costs speed, not correctness. Writers keep the rows current (:func:`refresh`, in
-their own transaction: only the models whose fingerprint changed are recomputed); ``pace sql --write``
-removes the stamp first (:func:`mark_stale`: it may edit a fit's weights, which no fingerprint reads), and
-the next ``pace fit`` or ``pace doctor`` recomputes every model.
+and source leaves) equals the current one, all of them are there and ``pace_meta`` holds this rule's stamp;
+otherwise it serves none and the caller computes the rows from ``predictions``. So a score, hold, role or
+date written by another DuckDB client, or one nobody refreshed after, costs speed, not correctness. Writers
+keep the rows current (:func:`refresh`, in their own transaction: only the models whose fingerprint changed
+are recomputed); ``pace sql --write`` removes the stamp first (:func:`mark_stale`), and the next ``pace fit``
+or ``pace doctor`` recomputes every model. What no fingerprint reads: a fit's own rows other than its
+``proxy_fits`` / ``anchor_fits`` row (weights, leaves, centres, items, grid, curve, factors: written once by
+pace, with that row) and the views and macros themselves (the stamp is the schema files'). Reading them
+on every lookup would cost more than the lookup; another client editing them is found by ``pace doctor``
+(:func:`drift`: the stored rows against the view), which then recomputes every model.
 """
 from __future__ import annotations
 
@@ -85,8 +89,9 @@ def refresh(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
                     con.execute(f"INSERT INTO stored_predictions SELECT {columns} FROM predictions AS p "
                                 "WHERE p.model = ?", [model])
             con.execute("""INSERT INTO stored_prediction_models
-                           SELECT model, fingerprint FROM _prediction_inputs_now WHERE list_contains(?, model)""",
-                        [changed])
+                           SELECT i.model, i.fingerprint, count(p.model) FROM _prediction_inputs_now AS i
+                           LEFT JOIN stored_predictions AS p ON p.model = i.model
+                           WHERE list_contains(?, i.model) GROUP BY ALL""", [changed])
     finally:
         con.unregister("_prediction_inputs_now")
     _stamp(con)
@@ -100,9 +105,13 @@ def _stamp(con: duckdb.DuckDBPyConnection) -> None:
 def lookup_relation() -> str:
     """SQL of a relation with ``predictions``' columns holding the stored rows of the model given as two
     parameters (``[model, model]``, then the stamp), when they may be served; else no row."""
-    return f"""(SELECT p.* FROM stored_prediction_models AS k JOIN stored_predictions AS p ON p.model = k.model
-                WHERE k.model = ? AND k.fingerprint = (SELECT fingerprint FROM prediction_inputs WHERE model = ?)
-                  AND (SELECT any_value(value) FROM pace_meta WHERE key = '{STAMP_KEY}') = ?)"""
+    columns = ", ".join(f"p.{c}" for c in COLUMNS)
+    return f"""(SELECT {columns} FROM (
+                    SELECT p.*, k.n_rows, count(*) OVER () AS n_found
+                    FROM stored_prediction_models AS k JOIN stored_predictions AS p ON p.model = k.model
+                    WHERE k.model = ? AND k.fingerprint = (SELECT fingerprint FROM prediction_inputs WHERE model = ?)
+                      AND (SELECT any_value(value) FROM pace_meta WHERE key = '{STAMP_KEY}') = ?) AS p
+                WHERE p.n_found = p.n_rows)"""
 
 
 def drift(con: duckdb.DuckDBPyConnection) -> int:

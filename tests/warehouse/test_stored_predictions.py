@@ -167,3 +167,36 @@ def test_setting_a_release_date_recomputes_that_models_rows(tiny_fitted, tmp_pat
                        [model]).fetchall()[0][0] != fingerprint
     assert same(served(con, model), view_rows(con, model))
     con.close()
+
+
+def test_a_fits_weights_edited_by_another_client_are_found_by_doctor(tiny_fitted, tmp_path):
+    """A fit's weights are in no fingerprint (reading them on every lookup would cost more than the lookup):
+    an edit by another client is served until `pace doctor`, which finds and recomputes it."""
+    import duckdb
+
+    from warehouse.api import Warehouse
+
+    db = tmp_path / "weights.duckdb"
+    shutil.copy(tiny_fitted[0], db)
+    wh = Warehouse(db)
+    wh.doctor()
+    raw = duckdb.connect(str(db))
+    raw.execute("UPDATE proxy_weights SET weight = 3 * weight WHERE task = 'abs'")
+    raw.close()
+    check = wh.doctor(check=True, scan=True)
+    assert any("stored predictions:" in p for p in check["problems"]), check
+    assert any("stored predictions of" in line for line in wh.doctor()["repaired"])
+    con = connect(db, read_only=True)
+    models = [m for (m,) in con.execute("SELECT DISTINCT model FROM stored_predictions").fetchall()]
+    assert models and all(same(served(con, m), view_rows(con, m)) for m in models)
+    assert stored_predictions.drift(con) == 0
+    con.close()
+
+
+def test_a_missing_stored_row_serves_none_of_the_models(warehouse):
+    con = warehouse
+    model = con.execute("SELECT min(model) FROM stored_predictions").fetchall()[0][0]
+    con.execute("DELETE FROM stored_predictions WHERE model = ? AND target = (SELECT min(target) FROM "
+                "stored_predictions WHERE model = ?)", [model, model])
+    assert served(con, model) == []
+    assert len(read_predictions(con, model)) == len(view_rows(con, model))
