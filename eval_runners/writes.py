@@ -36,8 +36,10 @@ import duckdb
 
 from eval_runners.cache import DuckDBStore
 from eval_runners.client import CallResult
-from ingest.derived import refresh as refresh_derived
+from ingest.derived import STORES, refresh as refresh_derived
 from ingest.lake import mark_pending, sync_lake
+from warehouse import stored_predictions
+from warehouse.storing import transaction
 
 #: how long a run waits for the warehouse to store a batch (other processes may hold it that long)
 STORE_WAIT_S = 3600.0
@@ -103,6 +105,7 @@ class Batches:
         self._room: asyncio.Event | None = None
         self._stop: asyncio.Event | None = None
         self._stopping = False
+        self._unstored = 0                     # score rows written since the stored predictions were refreshed
 
     def put(self, key, model, messages, params, result: CallResult, meta: dict | None) -> None:
         with self._lock:
@@ -138,6 +141,11 @@ class Batches:
             with self.target.session(self.wait) as con:
                 written = self._transaction(con, batch)
                 sync_lake(con)
+                self._unstored += written
+                if self._stopping and self._unstored:      # the run's last batch: its model's stored
+                    with transaction(con):                  # predictions (lookups meanwhile use the view)
+                        stored_predictions.refresh(con)
+                    self._unstored = 0
         except BaseException:
             with self._lock:
                 self.pending = Batch(batch.responses + self.pending.responses, batch.grades + self.pending.grades)
@@ -154,7 +162,7 @@ class Batches:
             con.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", [_now(), self.run_id])
             if written:
                 mark_pending(con, {g.unit.benchmark for g in batch.grades})
-                refresh_derived(con)
+                refresh_derived(con, names=list(STORES))    # the stored predictions once, at the end
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -181,7 +189,7 @@ class Batches:
             self._wake.clear()
             started = time.monotonic()
             batch = self._take()
-            if batch or not self._stopping:
+            if batch or not self._stopping or self._unstored:     # last: the stored predictions too
                 await asyncio.to_thread(self.write, batch)
             if len(self.pending.responses) < self.max_pending:
                 self._room.set()

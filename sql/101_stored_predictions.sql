@@ -3,7 +3,8 @@
 -- and running the whole chain of views (~100 ms at any size): warehouse.stored_predictions. A model's rows
 -- are served only while its fingerprint still holds and pace_meta's stamp names the rule's version;
 -- otherwise the lookup computes them from `predictions`. Writers refresh the models whose fingerprint
--- changed (ingest, import, run, alias, roles; `pace fit` and a new restricted fit: every model). A fit's
+-- changed (ingest, import, a run's end, alias, roles, metadata; `pace fit` and a new restricted fit: every
+-- model). A fit's
 -- own rows (weights, leaves, items, grid) are in no fingerprint: pace writes them once, with the fit's
 -- row; an edit of them by another client is found by `pace doctor` (it compares the stored rows with
 -- the view and recomputes).

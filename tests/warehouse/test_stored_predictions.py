@@ -200,3 +200,36 @@ def test_a_missing_stored_row_serves_none_of_the_models(warehouse):
                 "stored_predictions WHERE model = ?)", [model, model])
     assert served(con, model) == []
     assert len(read_predictions(con, model)) == len(view_rows(con, model))
+
+
+def test_a_run_stores_its_models_predictions_when_it_ends(tiny_fitted, tmp_path):
+    """`pace run` writes batches; its model's stored predictions are recomputed once, after the last one."""
+    from types import SimpleNamespace
+
+    from eval_runners.writes import Batch, Batches, Grade, RunTarget
+
+    db = tmp_path / "run.duckdb"
+    shutil.copy(tiny_fitted[0], db)
+    con = connect(db)
+    with transaction(con):
+        stored_predictions.refresh(con, full=True)
+    model = con.execute("SELECT min(model) FROM stored_predictions WHERE method <> 'anchors'").fetchall()[0][0]
+    con.close()
+
+    def write_grade(con, _grade):          # one source score flipped, as a graded call would write it
+        score_store.execute(con, """UPDATE scores SET score = 1 - score WHERE model = ? AND benchmark = 'planbench'
+                                    AND instance_id = (SELECT min(instance_id) FROM scores
+                                                       WHERE model = ? AND benchmark = 'planbench')""",
+                            [model, model])
+        return 1
+
+    writer = Batches(RunTarget(db), "run-test", write_grade, lambda _n: None)
+    writer.write(Batch([], [Grade(SimpleNamespace(benchmark="planbench"), [], "ok", None)]))
+    con = connect(db, read_only=True)
+    assert served(con, model) == []                       # a batch mid-run: not recomputed yet
+    con.close()
+    writer._stopping = True
+    writer.write(Batch())                                  # the run's end
+    con = connect(db, read_only=True)
+    assert same(served(con, model), view_rows(con, model))
+    con.close()
