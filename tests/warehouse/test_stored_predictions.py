@@ -39,6 +39,7 @@ def view_rows(con, model: str) -> list[tuple]:
 
 
 def same(a: list[tuple], b: list[tuple]) -> bool:
+    """Equal rows, numbers to 1e-12 (two reads of the view sum in DuckDB's thread order)."""
     return len(a) == len(b) and all(
         x == y or (isinstance(x, float) and isinstance(y, float) and math.isclose(x, y, rel_tol=0, abs_tol=1e-12))
         for ra, rb in zip(a, b) for x, y in zip(ra, rb))
@@ -67,11 +68,11 @@ def test_a_write_outside_pace_stops_serving_that_model_only(warehouse):
     score_store.execute(con, """UPDATE scores SET score = 1 - score WHERE model = ? AND benchmark = 'planbench'
                                 AND instance_id = (SELECT min(instance_id) FROM scores
                                                    WHERE model = ? AND benchmark = 'planbench')""", [model, model])
-    assert view_rows(con, model) != before                    # the flipped instance weighs in the proxy
+    assert not same(view_rows(con, model), before)           # the flipped instance weighs in the proxy
     assert served(con, model) == []                           # its stored rows are not served ...
     assert same(served(con, other), view_rows(con, other))    # ... another model's still are
     looked_up = read_predictions(con, model)                  # the lookup computes them from the view
-    assert [(p.target, p.predicted) for p in looked_up] == [(r[1], r[2]) for r in view_rows(con, model)]
+    assert same([(p.target, p.predicted) for p in looked_up], [(r[1], r[2]) for r in view_rows(con, model)])
     with transaction(con):
         assert stored_predictions.refresh(con) == 1           # only that model is recomputed
     assert same(served(con, model), view_rows(con, model))
@@ -110,8 +111,8 @@ def test_sql_write_stops_serving_until_doctor(tiny_fitted, tmp_path):
     wh.sql("UPDATE proxy_weights SET weight = 2 * weight", write=True)
     con = connect(db, read_only=True)
     assert served(con, model) == []
-    assert [(p.target, p.predicted) for p in read_predictions(con, model)] == \
-        [(r[1], r[2]) for r in view_rows(con, model)]
+    assert same([(p.target, p.predicted) for p in read_predictions(con, model)],
+                [(r[1], r[2]) for r in view_rows(con, model)])
     con.close()
     report = wh.doctor()
     assert any("stored predictions of" in line for line in report["repaired"]), report
@@ -145,7 +146,7 @@ def test_fit_and_ingest_keep_the_stored_rows(tmp_path):
     con = connect(tmp_path / "pace.duckdb", read_only=True)
     rows = served(con, "Newcomer-1")
     assert len(rows) == 4 and same(rows, view_rows(con, "Newcomer-1"))
-    assert [(p.target, p.predicted) for p in read_predictions(con, "Newcomer-1")] == [(r[1], r[2]) for r in rows]
+    assert same([(p.target, p.predicted) for p in read_predictions(con, "Newcomer-1")], [(r[1], r[2]) for r in rows])
     con.close()
 
 
