@@ -137,8 +137,9 @@ def test_fit_and_ingest_keep_the_stored_rows(tmp_path):
     con.close()
     # a new model: one model's source files under another name, in a tree of its own
     for path in (tmp_path / "tree").rglob("Talis-3.2.csv"):
-        if path.parts[-3 if path.parent.parent != tmp_path / "tree" else -2] in ("planbench", "lifbench", "ifeval"):
-            copy = tmp_path / "new" / path.relative_to(tmp_path / "tree").with_name("Newcomer-1.csv")
+        relative = path.relative_to(tmp_path / "tree")              # <benchmark>/[<subdir>/]<model>.csv
+        if relative.parts[0] in ("planbench", "lifbench", "ifeval"):
+            copy = tmp_path / "new" / relative.with_name("Newcomer-1.csv")
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(path, copy)
     shutil.copy(tmp_path / "tree" / "README.md", tmp_path / "new" / "README.md")   # its SYNTHETIC marker
@@ -234,3 +235,21 @@ def test_a_run_stores_its_models_predictions_when_it_ends(tiny_fitted, tmp_path)
     con = connect(db, read_only=True)
     assert same(served(con, model), view_rows(con, model))
     con.close()
+
+
+def test_clearing_and_marking_touch_only_the_stored_predictions(warehouse):
+    """A full refresh empties the two stored tables and mark_stale removes one pace_meta key: nothing else
+    (scores, fits, other stores, the other pace_meta keys) changes."""
+    con = warehouse
+    kept = ("SELECT (SELECT count(*) FROM score_rows), (SELECT count(*) FROM score_sources), "
+            "(SELECT count(*) FROM proxy_fits), (SELECT count(*) FROM proxy_weights), (SELECT count(*) FROM "
+            "anchor_items), (SELECT count(*) FROM collapsed_cells), (SELECT count(*) FROM instance_stats), "
+            "(SELECT list(key ORDER BY key) FILTER (WHERE key <> 'stored_predictions') FROM pace_meta)")
+    before = con.execute(kept).fetchall()
+    stored = con.execute("SELECT count(*) FROM stored_predictions").fetchall()[0][0]
+    stored_predictions.mark_stale(con)
+    assert con.execute("SELECT count(*) FROM pace_meta WHERE key = 'stored_predictions'").fetchall()[0][0] == 0
+    with transaction(con):
+        assert stored_predictions.refresh(con) > 0                # the stamp was gone: every model again
+    assert con.execute(kept).fetchall() == before
+    assert con.execute("SELECT count(*) FROM stored_predictions").fetchall()[0][0] == stored
