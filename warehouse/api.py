@@ -825,7 +825,16 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
-                    untrainable = predicting.targets_without_scores(con, fit["targets"])
+                    targets = predicting.still_targets(con, fit["targets"])
+                    dropped = [t for t in fit["targets"] if t not in targets]
+                    if not targets:
+                        raise UserError(f"{why}; but none of the current fit's targets ({', '.join(dropped)}) is a "
+                                        "target benchmark any more (pace benchmarks set): run `pace fit`")
+                    if dropped:
+                        report.notes.append(f"{', '.join(dropped)}: no longer a target benchmark, so the restricted "
+                                            "fit leaves it out (run `pace fit` to refit with the roles as they are)")
+                        fit = {**fit, "targets": targets}
+                    untrainable = predicting.targets_without_scores(con, targets)
                     if untrainable:
                         raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
                                         "(pass --no-restrict to impute the missing benchmarks)")

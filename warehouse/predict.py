@@ -94,6 +94,13 @@ def restricted_fit_for(con: duckdb.DuckDBPyConnection, sources: list[str]) -> st
     return row[0] if row else None
 
 
+def still_targets(con: duckdb.DuckDBPyConnection, targets: list[str]) -> list[str]:
+    """The ``targets`` (a current fit's) whose role is still 'target': `pace benchmarks set` may have made one
+    a source or excluded it since the fit, and a restricted fit has no target rows to train it on then."""
+    now = {t for (t,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target'").fetchall()}
+    return [t for t in targets if t in now]
+
+
 def targets_without_scores(con: duckdb.DuckDBPyConnection, targets: list[str]) -> list[str]:
     """The ``targets`` no model has a usable score for: a restricted fit has nothing to train them on
     (a warehouse that imported its current fit from a PACE-Bench folder may hold no target scores)."""

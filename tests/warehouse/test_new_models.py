@@ -202,6 +202,23 @@ def test_predict_fits_a_restricted_proxy_for_a_model_lacking_a_benchmark(fitted_
     assert _sql(work, "SELECT count(DISTINCT fit_id) FROM proxy_fits")[0][0] == fits_before + 1
 
 
+def test_a_restricted_fit_after_a_target_became_a_source_leaves_that_target_out(fitted_without_tail, tmp_path):
+    """`pace benchmarks set swtbench source` then excluding a source the current fit uses: every model needs a
+    restricted fit, which trains on the targets that are still targets (it failed with "targets without any
+    rows: swtbench" for every model)."""
+    db, summary, _ = fitted_without_tail
+    work = shutil.copy(db, tmp_path / "roles.duckdb")
+    for bench, role in (("swtbench", "source"), ("lifbench", "excluded")):
+        assert run_pace("benchmarks", "set", bench, role, "--db", work).exit_code == 0
+    result = run_pace("predict", summary.models[0], "--db", work, "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["made_fit"] and "lifbench" in payload["missing_sources"]
+    assert any("swtbench: no longer a target benchmark" in n for n in payload["notes"])
+    trained = {t for (t,) in _sql(work, "SELECT target FROM proxy_fits WHERE fit_id = ?", payload["restricted_fit"])}
+    assert "swtbench" not in trained and {"gaia", "swebench"} <= trained
+
+
 def test_compat_and_pair_run_on_a_split(tail_db, tmp_path):
     """compat (published zeros: evaluated per held-out model on its fold's training models) and Goal B both
     take --split; every model of every fold is predicted once."""
