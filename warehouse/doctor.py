@@ -83,6 +83,9 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
         unrepaired.append(problems[-1])
     stores = _store_problems(con, compare=scan)
     problems += list(stores.values())
+    if stored_predictions.is_stale(con):
+        problems.append("stored predictions: not current (ad-hoc SQL with --write, or a stopped writer): each "
+                        "lookup computes its model's rows from the predictions view until they are recomputed")
     served_wrong = stored_predictions.drift(con) if scan else 0     # a read of every model's predictions
     if served_wrong:
         problems.append(f"stored predictions: {served_wrong:,} model(s)' stored rows differ from the predictions "

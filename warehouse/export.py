@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from eval_runners.secrets import CREDENTIAL_PATTERNS
+from warehouse import stored_predictions
 from warehouse.connect import sql_files
 from warehouse.outputs import output_run, require_empty_or_ours
 from warehouse.spark_sql import spark_script
@@ -142,7 +143,12 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out: Path, *, overwrite: bool
                  "`instances` holds the prompt packs' dataset content (share it as the datasets' licences allow).",
                  ""]
         for name in ["scores"] + TABLES + RUNNER_TABLES + VIEWS:
-            query = runner_query(con, name) if name in RUNNER_TABLES else f"SELECT * FROM {name}"
+            if name in RUNNER_TABLES:
+                query = runner_query(con, name)
+            elif name == "predictions":          # every model's: stored when current (26 s -> 1.2 s, 1,000 models)
+                query = stored_predictions.every_model_query(con)
+            else:
+                query = f"SELECT * FROM {name}"
             if name != "scores":
                 path = esc(staging / (name + '.parquet'))
                 con.execute(f"COPY ({query}) TO '{path}' (FORMAT parquet)")

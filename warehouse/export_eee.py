@@ -34,6 +34,7 @@ from pathlib import Path
 import duckdb
 
 from ingest.eee import PACE_BENCHMARK, PACE_KIND, PACE_METRIC, PACE_SUBDIR, SCHEMA_VERSION
+from warehouse import stored_predictions
 from warehouse.outputs import output_run, require_empty_or_ours
 
 GROUP = "export --format eee"
@@ -177,9 +178,10 @@ def _write_predictions(con: duckdb.DuckDBPyConnection, staging: Path, stamp: str
     """One aggregate per model with predicted target scores, marked as predictions (pace_kind)."""
     if not con.execute("SELECT count(*) FROM current_fits WHERE task = 'abs'").fetchone()[0]:
         return 0
-    rows = con.execute("""SELECT model, target, predicted, low, high, interval_level, method, fit_id, coverage,
-                                 restricted, out_of_range
-                          FROM predictions WHERE predicted IS NOT NULL ORDER BY model, target""").fetchall()
+    rows = con.execute(f"""SELECT model, target, predicted, low, high, interval_level, method, fit_id, coverage,
+                                  restricted, out_of_range
+                           FROM ({stored_predictions.every_model_query(con)})
+                           WHERE predicted IS NOT NULL ORDER BY model, target""").fetchall()
     by_model: dict[str, list] = {}
     for r in rows:
         by_model.setdefault(r[0], []).append(r)

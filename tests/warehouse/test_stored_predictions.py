@@ -114,8 +114,11 @@ def test_sql_write_stops_serving_until_doctor(tiny_fitted, tmp_path):
     assert same([(p.target, p.predicted) for p in read_predictions(con, model)],
                 [(r[1], r[2]) for r in view_rows(con, model)])
     con.close()
+    check = wh.doctor(check=True)                                 # reported (it was "ok"), not yet repaired
+    assert any(line.startswith("stored predictions: not current") for line in check["problems"]), check
     report = wh.doctor()
     assert any("stored predictions of" in line for line in report["repaired"]), report
+    assert not [line for line in wh.doctor(check=True)["problems"] if line.startswith("stored predictions")]
     con = connect(db, read_only=True)
     assert same(served(con, model), view_rows(con, model))
     con.close()
@@ -253,3 +256,31 @@ def test_clearing_and_marking_touch_only_the_stored_predictions(warehouse):
         assert stored_predictions.refresh(con) > 0                # the stamp was gone: every model again
     assert con.execute(kept).fetchall() == before
     assert con.execute("SELECT count(*) FROM stored_predictions").fetchall()[0][0] == stored
+
+
+def test_every_model_query_serves_the_stored_rows_only_while_each_models_hold(warehouse):
+    """`pace export` reads every model's predictions through every_model_query: the stored rows while every
+    model's may be served, else the view (a score written by another client: that model's rows change)."""
+    con = warehouse
+
+    def every():
+        return con.execute(f"SELECT * FROM ({stored_predictions.every_model_query(con)}) ORDER BY model, target"
+                           ).fetchall()
+
+    assert "stored_predictions" in stored_predictions.every_model_query(con)
+    rule = con.execute(f"SELECT {COLUMNS} FROM predictions ORDER BY model, target").fetchall()
+    assert same(every(), rule)
+    # the same column names and types as the view (SCHEMA.md describes the export's query)
+    assert ([r[:2] for r in con.execute(f"DESCRIBE ({stored_predictions.every_model_query(con)})").fetchall()]
+            == [r[:2] for r in con.execute(f"DESCRIBE (SELECT {COLUMNS} FROM predictions)").fetchall()])
+    model = con.execute("SELECT min(model) FROM stored_predictions WHERE method <> 'anchors'").fetchall()[0][0]
+    score_store.execute(con, "UPDATE scores SET score = 1 - score WHERE model = ? AND benchmark = 'planbench'",
+                        [model])
+    assert "stored_predictions" not in stored_predictions.every_model_query(con)
+    changed = con.execute(f"SELECT {COLUMNS} FROM predictions ORDER BY model, target").fetchall()
+    assert not same(changed, rule) and same(every(), changed)
+    with transaction(con):
+        stored_predictions.refresh(con)
+    assert "stored_predictions" in stored_predictions.every_model_query(con) and same(every(), changed)
+    con.execute("DELETE FROM stored_predictions WHERE model = ? AND target = 'gaia'", [model])  # one row lost
+    assert "stored_predictions" not in stored_predictions.every_model_query(con) and same(every(), changed)
