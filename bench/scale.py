@@ -13,7 +13,8 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
                   from the file name, scores cast, into a table (no check, provenance or lake)
     polars        peer: polars `scan_csv` over one benchmark's files at a time (memory bounded, as the
                   pandas loop), collected and loaded into a DuckDB table through Arrow (no check either)
-    floor         DuckDB's append alone: as many constant rows of pace's `scores` layout as the tree has,
+    floor         DuckDB's append alone: as many rows of pace's `scores` layout as the tree has, shaped as
+                  the tree's (a source per file of its mean length, ids repeating from file to file),
                   inserted into a new file (what storing the rows costs before anything is parsed)
     sizes         database file and Parquet lake on disk
     stats         a full scan of the stored instance_stats table (kept at write time)
@@ -26,12 +27,15 @@ model: 5.87 gives ~100k source instances), then measure as separate processes (w
     lookup_fit    `pace fit LOOKUP_FIT_ARGS` (compat, no intervals, three sources), run when the fit failed or
                   was skipped, only so the lookups have stored proxies (their cost does not depend on the
                   sources: ~400 weighted instances either way)
-    add_model     ingest of a second tree holding one new model (a copy of one model's files)
+    add_model     ingest of a second tree holding one new model (a copy of one model's files); then of a
+                  third holding a model with 10 agentic results only (ANCHOR_ROWS rows of one target file:
+                  the anchors' estimate predicts it)
     lookups       one model's predictions, stored (the rows `pace predict` serves, fingerprint checked:
                   warehouse.stored_predictions) and from the `predictions` view, and `pace plan`'s queries,
                   p50/p95 over 20 calls each (fewer,
                   and said so, when they take over a minute together), with the fits then current (recorded),
-                  and once a scan of every model's predictions
+                  and once a scan of every model's predictions; the anchors' estimate of the model with
+                  agentic results only, stored (as `pace predict` serves it) and from `anchor_estimates`
     lookups_default  `pace fit LOOKUP_DEFAULT_FIT_ARGS` (the default method, no intervals, the same three
                   sources: cheap) and then the lookups again, so they are measured with the default method's
                   source-ability part too (stored as `lookups_default_fit`; the default fit stays current)
@@ -74,6 +78,7 @@ STEPS = ("ingest", "reingest", "pandas", "duckdb_csv", "polars", "floor", "sizes
          "doctor", "matrices", "fit", "lookup_fit", "add_model", "lookups", "lookups_default")
 DEFAULT_STEPS = tuple(s for s in STEPS if s not in ("matrices", "lookups_default"))
 LOOKUP_BUDGET_S = 60.0      # per kind of lookup: slow lookups are timed over fewer calls
+ANCHOR_ROWS = 10            # agentic results of the model the anchors' estimate predicts (add_model)
 GIB = 1 << 30
 
 
@@ -262,10 +267,13 @@ def probe_polars(tree: str) -> None:
     print(json.dumps({"rows": stored, "files": len(files), "s": time.perf_counter() - started}))
 
 
-def probe_floor(rows: str) -> None:
-    """The cost of DuckDB's own append alone: ``rows`` constant rows of the layout pace stores (score_rows:
-    source id, instance id, score, metric; the file's constants once in score_sources) inserted into a
-    new warehouse-like file, nothing parsed. The floor under pace's ingest."""
+def probe_floor(rows: str, files: str) -> None:
+    """The cost of DuckDB's own append alone: ``rows`` rows of the layout pace stores (score_rows: source id,
+    instance id, score, metric; the file's constants once in score_sources) inserted into a new
+    warehouse-like file, nothing parsed. The floor under pace's ingest. Shaped as the tree: ``files`` sources
+    of equal length whose ids repeat from one to the next (a leaf's files hold the same ids). Distinct ids
+    throughout (the first version) cost DuckDB's string compression more than a tree does: 24.1 s for
+    92 M rows where this shape takes 15.8 s, on one quiet machine."""
     import duckdb
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -273,9 +281,12 @@ def probe_floor(rows: str) -> None:
         for path in sorted((REPO / "sql").glob("004_*.sql")):
             con.execute(path.read_text())
         started = time.perf_counter()
-        con.execute("INSERT INTO score_sources VALUES (1, 'Model-1', 'bench', '', 'ingest', 'bench/Model-1.csv', "
-                    "TIMESTAMP '2025-01-01')")
-        con.execute(f"INSERT INTO score_rows SELECT 1, range::VARCHAR, 0.5, 'acc' FROM range({int(rows)})")
+        per_file = max(1, int(rows) // max(1, int(files)))
+        con.execute("INSERT INTO score_sources SELECT range + 1, 'Model-' || range, 'bench', '', 'ingest', "
+                    "'bench/Model-' || range || '.csv', TIMESTAMP '2025-01-01' FROM range(?)",
+                    [-(-int(rows) // per_file)])
+        con.execute(f"INSERT INTO score_rows SELECT (range // {per_file} + 1)::INTEGER, (range % {per_file})::VARCHAR, "
+                    f"0.5, 'acc' FROM range({int(rows)})")
         con.close()
     print(json.dumps({"rows": int(rows), "s": time.perf_counter() - started}))
 
@@ -293,8 +304,9 @@ def probe_matrices(db: str) -> None:
                       "x_mib": m.X.nbytes / 2**20, "targets": m.targets}))
 
 
-def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
-    """p50/p95 of `predictions` for one model and of the queries behind `pace plan`, on one connection."""
+def probe_lookups(db: str, model: str, new_model: str, anchor_model: str, calls: int) -> None:
+    """p50/p95 of `predictions` for one model and of the queries behind `pace plan`, on one connection; of
+    the anchors' estimate of ``anchor_model`` (a model with a few agentic results only; '-': none)."""
     sys.path.insert(0, str(REPO))
     from warehouse.connect import connect
     from warehouse import stored_predictions
@@ -347,12 +359,27 @@ def probe_lookups(db: str, model: str, new_model: str, calls: int) -> None:
                if a is not None and b is not None), default=None)
     out["predictions_stored"] = {**timed(lambda: stored(model)), "rows": n_stored, "max_gap_to_view": gap}
     out["predictions_lookup"] = {**timed(lambda: read_predictions(con, model)), "rows": len(read_predictions(con, model))}
+    if anchor_model != "-":
+        def estimate(name):
+            return con.execute("SELECT target, predicted, low, high FROM anchor_estimates WHERE model = ? "
+                               "ORDER BY target", [name]).fetchall()
+
+        served = [r[:4] for r in stored(anchor_model)]
+        gap = max((abs(a - b) for ra, rb in zip(served, estimate(anchor_model)) for a, b in zip(ra[1:], rb[1:])
+                   if a is not None and b is not None), default=None)
+        out["anchor_estimate_view"] = {**timed(lambda: estimate(anchor_model)), "rows": len(estimate(anchor_model))}
+        out["anchor_estimate_stored"] = {**timed(lambda: stored(anchor_model)), "rows": len(served),
+                                         "methods": sorted({p.method for p in read_predictions(con, anchor_model)}),
+                                         "max_gap_to_view": gap}
     out["plan_known_model"] = {**timed(lambda: plan(model)), "instances": len(plan(model))}
     out["plan_new_model"] = {**timed(lambda: plan(new_model)), "instances": len(plan(new_model))}
     # a scan of every model's predictions (`pace report`, an export, `pace fit`'s own check of its rows)
     started = time.perf_counter()
     n_all = len(con.execute("SELECT model, target, predicted FROM predictions").fetchall())
     out["predictions_every_model"] = {"s": round(time.perf_counter() - started, 2), "rows": n_all}
+    started = time.perf_counter()      # as `pace export` reads them: stored when every model's may be served
+    n_all = len(con.execute(stored_predictions.every_model_query(con)).fetchall())
+    out["predictions_every_model_export"] = {"s": round(time.perf_counter() - started, 2), "rows": n_all}
     print(json.dumps(out))
 
 
@@ -418,8 +445,9 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
                                             if done else {})}
             print(f"[{n_models}] {name}: {_brief(steps[name])}", flush=True)
             save(res)
-    if "floor" in want and res.get("rows"):
-        r = run([PY, __file__, "--probe-floor", str(res["rows"])], timeout=timeout, cap=cap)
+    rows = res.get("rows") or (_tree_rows(db, tree) if "floor" in want and db.exists() else None)
+    if "floor" in want and rows:
+        r = run([PY, __file__, "--probe-floor", str(rows), str(len(files))], timeout=timeout, cap=cap)
         done = _json(r) or {}
         steps["floor"] = {**_public(r), **done}
         print(f"[{n_models}] floor: {_brief(steps['floor'])}", flush=True)
@@ -483,8 +511,21 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
                               "phases": {k: round(v, 2) for k, v in (rep.get("phases") or {}).items()}}
         print(f"[{n_models}] add_model: {_brief(steps['add_model'])}", flush=True)
         save(res)
+        anchored = _unused_name(db, "AnchorModel")
+        agentic = work / f"anchors-{n_models}"
+        shutil.rmtree(agentic, ignore_errors=True)
+        first = next(f for f in files if f.stem == source and f.relative_to(tree).parts[0] in _targets(db))
+        target = agentic / first.relative_to(tree).parent / f"{anchored}.csv"
+        target.parent.mkdir(parents=True)
+        target.write_text("".join(first.read_text().splitlines(keepends=True)[:1 + ANCHOR_ROWS]))
+        (agentic / "README.md").write_text((extra / "README.md").read_text())
+        r = run([PACE, "ingest", str(agentic), "--db", str(db), "--no-progress", "--json"], timeout=timeout, cap=cap)
+        steps["add_anchor_model"] = {**_public(r), "model": anchored, "rows": (_json(r) or {}).get("rows_written")}
+        print(f"[{n_models}] add_anchor_model: {_brief(steps['add_anchor_model'])}", flush=True)
+        save(res)
     if "lookups" in want and db.exists():
-        r = run([PY, __file__, "--probe-lookups", str(db), names[len(names) // 2], "NeverSeenModel",
+        anchored = steps.get("add_anchor_model", {}).get("model") or "-"
+        r = run([PY, __file__, "--probe-lookups", str(db), names[len(names) // 2], "NeverSeenModel", anchored,
                  str(args.calls)], timeout=timeout, cap=cap)
         steps["lookups"] = {**_public(r), **(_json(r) or {})}
         print(f"[{n_models}] lookups: {_brief(steps['lookups'])}", flush=True)
@@ -495,12 +536,33 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         step = {"fit": {**_public(f), "args": args.lookup_default_fit_args}}
         if f["rc"] == 0:
             r = run([PY, __file__, "--probe-lookups", str(db), names[len(names) // 2], "NeverSeenModel",
-                     str(args.calls)], timeout=timeout, cap=cap)
+                     steps.get("add_anchor_model", {}).get("model") or "-", str(args.calls)], timeout=timeout, cap=cap)
             step.update({**_public(r), **(_json(r) or {})})
         steps["lookups_default_fit"] = step
         print(f"[{n_models}] lookups_default_fit: {_brief(step)}", flush=True)
         save(res)
     return res
+
+
+def _tree_rows(db: Path, tree: Path) -> int | None:
+    """The rows an earlier run ingested from ``tree`` (the floor step run alone appends as many)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT sum(n_rows) FROM score_files WHERE tree = ?", [str(tree.resolve())]).fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def _targets(db: Path) -> set[str]:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {b for (b,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target'").fetchall()}
+    finally:
+        con.close()
 
 
 def _unused_name(db: Path, stem: str) -> str:
@@ -587,7 +649,7 @@ def table(results: dict) -> str:
     """The README table (markdown): every figure of a size from one run, the load average beside it."""
     head = ("| models | rows | ingest s (CPU s) | ours M rows/s | DuckDB read_csv | polars scan_csv | pandas loop "
             "| ours / pandas | ours / fastest peer, wall (CPU) | DuckDB append floor s (CPU) | ingest peak RSS "
-            "| instance_stats s: stored / live | status / doctor --check s | predictions p50 ms: stored / view | pace fit "
+            "| instance_stats s: stored / live | status / doctor --check s | predictions p50 ms: stored / view | anchors' estimate p50 ms: stored / view | pace fit "
             "| load (ingest, peers) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in sorted(results.get("sizes", {}).values(), key=lambda s: s["models"]):
@@ -606,6 +668,8 @@ def table(results: dict) -> str:
         fit_s = f"{fit['wall_s']:.0f} s, {fit['peak_rss_mib'] / 1024:.1f} GiB" if fit.get("rc") == 0 else "-"
         pred = " / ".join(str((st.get("lookups", {}).get(k) or {}).get("p50_ms", "-"))
                           for k in ("predictions_stored", "predictions"))
+        anchors = " / ".join(str((st.get("lookups", {}).get(k) or {}).get("p50_ms", "-"))
+                             for k in ("anchor_estimate_stored", "anchor_estimate_view"))
         sd = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("status", "doctor"))
         stats = " / ".join(f"{st[k]['wall_s']:.2f}" if k in st else "-" for k in ("stats", "stats_live"))
         loads = "/".join(_load(st.get(k, {})) for k in ("ingest", "duckdb_csv", "polars", "pandas"))
@@ -614,7 +678,7 @@ def table(results: dict) -> str:
             f"{(ours or 0) / 1e6:.2f} | {shown['duckdb_csv']} | {shown['polars']} | {shown['pandas']} | "
             f"{f'{ours / pandas:.1f}x' if ours and pandas else '-'} | {vs_fast} | "
             f"{floor.get('wall_s', '-')} ({floor.get('cpu_s', '-')}) | {ing.get('peak_rss_mib', 0) / 1024:.1f} GiB | "
-            f"{stats} | {sd} | {pred} | {fit_s} | {loads} |")
+            f"{stats} | {sd} | {pred} | {anchors} | {fit_s} | {loads} |")
     return "\n".join(lines)
 
 
@@ -649,8 +713,8 @@ def main() -> None:
     parser.add_argument("--probe-matrices", metavar="DB", help=argparse.SUPPRESS)
     parser.add_argument("--probe-duckdb-csv", metavar="TREE", help=argparse.SUPPRESS)
     parser.add_argument("--probe-polars", metavar="TREE", help=argparse.SUPPRESS)
-    parser.add_argument("--probe-floor", metavar="ROWS", help=argparse.SUPPRESS)
-    parser.add_argument("--probe-lookups", nargs=4, metavar=("DB", "MODEL", "NEW_MODEL", "CALLS"),
+    parser.add_argument("--probe-floor", nargs=2, metavar=("ROWS", "FILES"), help=argparse.SUPPRESS)
+    parser.add_argument("--probe-lookups", nargs=5, metavar=("DB", "MODEL", "NEW_MODEL", "ANCHOR_MODEL", "CALLS"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe_pandas:
@@ -660,10 +724,10 @@ def main() -> None:
     for probe, value in ((probe_duckdb_csv, args.probe_duckdb_csv), (probe_polars, args.probe_polars),
                          (probe_floor, args.probe_floor)):
         if value:
-            return probe(value)
+            return probe(*value) if isinstance(value, list) else probe(value)
     if args.probe_lookups:
-        db, model, new_model, calls = args.probe_lookups
-        return probe_lookups(db, model, new_model, int(calls))
+        db, model, new_model, anchor_model, calls = args.probe_lookups
+        return probe_lookups(db, model, new_model, anchor_model, int(calls))
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if not args.plot:
         args.steps = [s for s in args.steps.split(",") if s]
