@@ -484,7 +484,7 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         print(f"[{n_models}] fit: {_brief(steps['fit'])}", flush=True)
         save(res)
     fitted = "fit" in steps and steps["fit"]["rc"] == 0
-    if ("lookup_fit" in want or "fit" in want and not fitted) and args.lookup_fit_args and db.exists():
+    if ("lookup_fit" in want or "fit" in want) and not fitted and args.lookup_fit_args and db.exists():
         # the lookups need stored proxies: a lighter fit when the fit above failed (or was not run)
         r = run([PACE, "fit", *args.lookup_fit_args.split(), "--db", str(db), "--json"],
                 timeout=args.fit_timeout, cap=cap)
