@@ -51,6 +51,7 @@ from ingest.noise import hold_noise
 from ingest.report import Anomaly, IngestReport, anomaly_lines
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
 from warehouse import stored_predictions
+from warehouse.connect import ingest_memory
 from warehouse.storing import transaction
 
 
@@ -180,10 +181,17 @@ def ingest_tree(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, lake: s
 
 
 def load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: IngestReport,
-               lake: str | os.PathLike | None = None, *, prune: bool = False, strict: bool = False, progress=None,
-               duplicates: str = "first", started: float | None = None,
-               side: Callable[[duckdb.DuckDBPyConnection, list[str], list[str]], None] | None = None,
-               skip_anomalies: frozenset[str] = frozenset()) -> IngestReport:
+               lake: str | os.PathLike | None = None, **options) -> IngestReport:
+    """:func:`_load_units` under DuckDB's ingest memory limit (the reader's batches are held beside it)."""
+    with ingest_memory(con):
+        return _load_units(con, units, report, lake, **options)
+
+
+def _load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: IngestReport,
+                lake: str | os.PathLike | None = None, *, prune: bool = False, strict: bool = False, progress=None,
+                duplicates: str = "first", started: float | None = None,
+                side: Callable[[duckdb.DuckDBPyConnection, list[str], list[str]], None] | None = None,
+                skip_anomalies: frozenset[str] = frozenset()) -> IngestReport:
     """Store the units of one tree (``report.tree``) with every guarantee of ``pace ingest``: unchanged
     units are no-ops, changed ones replace exactly their rows, all or nothing, anomalies reported,
     provenance recorded, the lake kept equal to ``scores``. ``report`` arrives with the tree's identity

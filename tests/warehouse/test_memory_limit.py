@@ -31,3 +31,27 @@ def test_an_out_of_memory_error_says_how_to_raise_the_limit():
     hinted = _memory_hint("the fit failed: Out of Memory Error: failed to allocate data of size 16.0 MiB")
     assert "PACE_MEMORY_LIMIT" in hinted and hinted.startswith("the fit failed: Out of Memory Error")
     assert _memory_hint("no such benchmark 'x'") == "no such benchmark 'x'"
+
+
+def test_an_ingest_runs_under_the_lower_ingest_limit_unless_one_is_chosen(tmp_path, monkeypatch):
+    """The reader's batches sit beside DuckDB during an ingest: DuckDB gets INGEST_MEMORY_LIMIT_MIB then (seen
+    from inside the load, by the importer's side hook), the usual limit after; PACE_MEMORY_LIMIT wins."""
+    from ingest.load import load_units
+    from ingest.report import IngestReport
+    from warehouse.connect import INGEST_MEMORY_LIMIT_MIB, ingest_memory
+
+    monkeypatch.delenv("PACE_MEMORY_LIMIT", raising=False)
+    con = connect(tmp_path / "w.duckdb")
+    limit = lambda: con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]  # noqa: E731
+    usual = limit()
+    with ingest_memory(con):
+        assert limit() == f"{INGEST_MEMORY_LIMIT_MIB / 1024:.1f} GiB" != usual
+    assert limit() == usual
+    seen = []
+    load_units(con, [], IngestReport(str(tmp_path), tree=str(tmp_path)), tmp_path / "lake",
+               side=lambda c, removed, written: seen.append(limit()))
+    assert seen == [f"{INGEST_MEMORY_LIMIT_MIB / 1024:.1f} GiB"] and limit() == usual
+    monkeypatch.setenv("PACE_MEMORY_LIMIT", "1GB")
+    with ingest_memory(con):
+        assert limit() == "953.6 MiB"
+    con.close()
