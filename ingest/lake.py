@@ -125,7 +125,7 @@ def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool =
                 return None
             copy = db_file(con)
             return (f"{lake} is the lake of {original}, and {copy} is a copy of that warehouse (the same id), so "
-                    f"writing there would put the copy's rows into the original's lake (e.g. --lake {copy.stem}.lake)")
+                    f"writing there would put the copy's rows into the original's lake (e.g. PACE_LAKE={copy.stem}.lake)")
         return f"{lake} belongs to another warehouse ({stamp.get('database') or 'unnamed'})"
     if not has_partitions(lake):
         return None
@@ -164,8 +164,9 @@ def _original_beside(con: duckdb.DuckDBPyConnection, lake: Path, stamp: dict) ->
 
 
 #: what to do about a lake this warehouse does not own (the end of its one-line refusal)
-NOT_OURS = ("it is never written or cleaned from here: pass --lake DIR (or PACE_LAKE) for a lake of this "
-            "warehouse's own, or move that folder away (`pace doctor` then writes a new lake from scores)")
+NOT_OURS = ("it is never written or cleaned from here: set PACE_LAKE=DIR (every command; ingest, import and doctor "
+            "also take --lake DIR) for a lake of this warehouse's own, or move that folder away (`pace doctor` then "
+            "writes a new lake from scores)")
 
 
 def stamp_if_provably_ours(con: duckdb.DuckDBPyConnection) -> None:

@@ -813,7 +813,10 @@ class Warehouse:
             if fit is None:
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             if not _has_rows(con, model) and not _has_metadata(con, model):
-                raise UserError(f"no score rows for {model!r}: ingest its results or `{pace_command('run', model)}` first")
+                renamed = _aliased_to(con, model)
+                raise UserError(f"no score rows for {model!r}: it is an alias of {renamed!r} (pace alias add), which "
+                                f"its rows were renamed to: `{pace_command('predict', renamed)}`" if renamed else
+                                f"no score rows for {model!r}: ingest its results or `{pace_command('run', model)}` first")
             present = predicting.present_sources(con, model)
             missing = [b for b in fit["sources"] if b not in present]
             have = [b for b in fit["sources"] if b in present]
@@ -1370,6 +1373,12 @@ def _require_pandas() -> None:
 
 def _has_metadata(con: duckdb.DuckDBPyConnection, model: str) -> bool:
     return con.execute("SELECT count(*) FROM model_metadata WHERE model = ?", [model]).fetchone()[0] > 0
+
+
+def _aliased_to(con: duckdb.DuckDBPyConnection, model: str) -> Optional[str]:
+    """The model ``model`` is an alias of (`pace alias add`: its rows were renamed), or None."""
+    row = con.execute("SELECT any_value(model) FROM model_aliases WHERE alias = ?", [model]).fetchall()[0]
+    return row[0]
 
 
 def _has_rows(con: duckdb.DuckDBPyConnection, model: str) -> bool:

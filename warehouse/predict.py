@@ -214,8 +214,14 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
             settings = current_fit_settings(con)
             fit_sources = settings["sources"] if settings else []
             have = [b for b in present_sources(con, model) if b in fit_sources]
-            notes.append(f"the sources cannot place this model: it has scores on {len(have)} of the current fit's "
-                         f"{len(fit_sources)} source benchmarks" + (f" ({', '.join(have)})" if have else "")
+            partial = [(b, n / total) for b, n, total in con.execute(
+                """SELECT benchmark, n_scored, n_instances FROM model_sources
+                   WHERE model = ? AND NOT present AND n_scored > 0 ORDER BY benchmark""", [model]).fetchall()
+                       if b in fit_sources]
+            notes.append(f"the sources cannot place this model: it has scores for at least half the instances of "
+                         f"{len(have)} of the current fit's {len(fit_sources)} source benchmarks"
+                         + (f" ({', '.join(have)})" if have else "")
+                         + (f"; fewer on {', '.join(f'{b} ({_pct(share)})' for b, share in partial)}" if partial else "")
                          + f", so they cannot rule out scores from {_bounds(rows, 'low')} to {_bounds(rows, 'high')}"
                          f" on {targets}")
             continue

@@ -250,6 +250,11 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
             score_store.execute(con, """INSERT INTO scores SELECT ?, benchmark, subdir, instance_id, score, metric_name, origin,
                            'run:t', now() FROM scores WHERE model = ? AND benchmark IN (SELECT unnest(?::VARCHAR[]))""",
                         [name, donor, keep])
+        # and ten rows of a benchmark it mostly lacks: under half of its instances, so not counted as had
+        partial = sorted(set(sources) - set(few))[-1]
+        score_store.execute(con, """INSERT INTO scores SELECT 'Fewsources-1', benchmark, subdir, instance_id, score,
+                       metric_name, origin, 'run:t', now() FROM scores WHERE model = ? AND benchmark = ?
+                       ORDER BY subdir, instance_id LIMIT 10""", [donor, partial])
     # the verdict is the model's, not its restricted fit's: the view says it before `pace predict` made that fit
     before = _rows(db, "SELECT bool_and(range_reason = 'few sources' AND low <= 0.01 AND high = 1.0), "
                        "bool_or(restricted) FROM predictions WHERE model = ?", "Fewsources-1")
@@ -263,6 +268,7 @@ def test_a_proxy_on_under_half_of_the_sources_cannot_place_a_model(work):
     assert f"{len(few)} of the current fit's {len(sources)} source benchmarks" in said
     assert "cannot rule out scores from 1.0 % to 100.0 %" in said.replace("\n", " ")
     assert f"({', '.join(few)})" in said          # the benchmarks it has, named
+    assert f"; fewer on {partial} (" in said            # and the one it has a few rows of, with its share
     enough = Warehouse(db).predict("Mostsources-1", allow_partial=True)
     assert enough.predictions and not any("cannot place" in n for n in enough.notes)
     assert not any(p.range_reason == "few sources" for p in enough.predictions)

@@ -86,3 +86,14 @@ def test_a_restricted_fit_of_an_older_current_fit_is_not_used(fitted, tmp_path):
     wh.fit(method="instance", task="abs", sources=SOURCES, count=10, B=5, intervals=False)
     assert wh.sql("SELECT count(*) FROM restricted_fits", output="tuples")[1] == [(0,)]
     assert not any(p.restricted for p in wh.predict("Beta", restrict=False, allow_partial=True).predictions)
+
+
+def test_predicting_an_alias_names_the_model_its_rows_went_to(fitted, tmp_path):
+    """After `pace alias add Beta Gamma` Beta's rows are Gamma's: predicting Beta says so (it said only "no score
+    rows for 'Beta': ingest its results")."""
+    db = shutil.copy(fitted, tmp_path / "w.duckdb")
+    assert run_pace("alias", "add", "Beta", "Gamma", "--yes", "--db", db).exit_code == 0
+    result = run_pace("predict", "Beta", "--db", db)
+    assert result.exit_code != 0
+    assert "no score rows for 'Beta': it is an alias of 'Gamma'" in result.stderr and "predict Gamma`" in result.stderr
+    assert "alias" not in run_pace("predict", "Nobody-1", "--db", db).stderr
