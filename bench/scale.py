@@ -616,8 +616,11 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
         "stored predictions, one model (p50)": p50("lookups", "predictions_stored"),
         "predictions, every model": lambda s: (s["steps"].get("lookups", {}).get("predictions_every_model")
                                                or {}).get("s"),
+        "predictions, every model as `pace export` reads them": lambda s: (
+            s["steps"].get("lookups", {}).get("predictions_every_model_export") or {}).get("s"),
+        "anchors' estimate stored, one model (p50)": p50("lookups", "anchor_estimate_stored"),
     }
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    fig, ax = plt.subplots(figsize=(10.5, 5))
     for k, (label, get) in enumerate(series.items()):
         pts = [(s["rows"], get(s)) for s in sizes if s.get("rows") and get(s)]
         if pts:      # past the 10 colours of the cycle, dashed lines with square marks tell the series apart
@@ -630,7 +633,7 @@ def plot(results: dict, path: Path = PLOT) -> Path | None:
     ax.set(xscale="log", yscale="log", xlabel="score rows in the warehouse", ylabel="seconds (wall)",
            title="Pace Warehouse at scale (SYNTHETIC trees, 2 cores)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))     # beside the lines, not over them
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
