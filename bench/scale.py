@@ -514,7 +514,8 @@ def measure_size(n_models: int, args, work: Path, save=lambda entry: None) -> di
         anchored = _unused_name(db, "AnchorModel")
         agentic = work / f"anchors-{n_models}"
         shutil.rmtree(agentic, ignore_errors=True)
-        first = next(f for f in files if f.stem == source and f.relative_to(tree).parts[0] in _targets(db))
+        targets = _targets(db)
+        first = next(f for f in files if f.stem == source and f.relative_to(tree).parts[0] in targets)
         target = agentic / first.relative_to(tree).parent / f"{anchored}.csv"
         target.parent.mkdir(parents=True)
         target.write_text("".join(first.read_text().splitlines(keepends=True)[:1 + ANCHOR_ROWS]))
