@@ -814,13 +814,17 @@ class Warehouse:
                 raise UserError("no fitted proxy yet: run `pace fit` (or Warehouse.fit) first")
             if not _has_rows(con, model) and not _has_metadata(con, model):
                 renamed = _aliased_to(con, model)
-                raise UserError(f"no score rows for {model!r}: it is an alias of {renamed!r} (pace alias add), which "
-                                f"its rows were renamed to: `{pace_command('predict', renamed)}`" if renamed else
+                raise UserError(f"no score rows for {model!r}: it is an alias of {renamed!r} (pace alias add), so its "
+                                f"scores are stored as {renamed!r}'s: `{pace_command('predict', renamed)}`" if renamed else
                                 f"no score rows for {model!r}: ingest its results or `{pace_command('run', model)}` first")
             present = predicting.present_sources(con, model)
             missing = [b for b in fit["sources"] if b not in present]
             have = [b for b in fit["sources"] if b in present]
             report = Prediction(model, [], missing)
+            changed = predicting.roles_changed(con, fit)
+            if changed:
+                report.notes.append(f"the benchmarks' roles changed since the current fit ({'; '.join(changed)}): "
+                                    "these predictions are the fit's, made under the old roles; `pace fit` refits")
             if missing and restrict and have:
                 existing = predicting.restricted_fit_for(con, have)
                 if existing:
@@ -828,16 +832,11 @@ class Warehouse:
                 else:
                     why = (f"{model} has no {', '.join(missing)} scores, so it needs a proxy restricted to the "
                            f"benchmarks it has, which is stored in the warehouse (once)")
-                    targets = predicting.still_targets(con, fit["targets"])
-                    dropped = [t for t in fit["targets"] if t not in targets]
-                    if not targets:
-                        raise UserError(f"{why}; but none of the current fit's targets ({', '.join(dropped)}) is a "
-                                        "target benchmark any more (pace benchmarks set): run `pace fit`")
-                    if dropped:
-                        report.notes.append(f"{', '.join(dropped)}: no longer a target benchmark, so the restricted "
-                                            "fit leaves it out (run `pace fit` to refit with the roles as they are)")
-                        fit = {**fit, "targets": targets}
-                    untrainable = predicting.targets_without_scores(con, targets)
+                    if changed:         # a proxy restricted from a fit made under other roles would mix both
+                        raise UserError(f"{why}; but the benchmarks' roles changed since the current fit "
+                                        f"({'; '.join(changed)}): run `pace fit` first, or pass --no-restrict to "
+                                        "predict with the current fit as it is")
+                    untrainable = predicting.targets_without_scores(con, fit["targets"])
                     if untrainable:
                         raise UserError(f"{why}; but no model here has {', '.join(untrainable)} scores to fit it on "
                                         "(pass --no-restrict to impute the missing benchmarks)")

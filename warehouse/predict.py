@@ -94,11 +94,13 @@ def restricted_fit_for(con: duckdb.DuckDBPyConnection, sources: list[str]) -> st
     return row[0] if row else None
 
 
-def still_targets(con: duckdb.DuckDBPyConnection, targets: list[str]) -> list[str]:
-    """The ``targets`` (a current fit's) whose role is still 'target': `pace benchmarks set` may have made one
-    a source or excluded it since the fit, and a restricted fit has no target rows to train it on then."""
-    now = {t for (t,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target'").fetchall()}
-    return [t for t in targets if t in now]
+def roles_changed(con: duckdb.DuckDBPyConnection, settings: dict) -> list[str]:
+    """How the roles of the current fit's benchmarks changed since it was made (`pace benchmarks set`), as
+    'swtbench: target -> source'; empty when its targets are still targets and its sources still sources."""
+    role = dict(con.execute("SELECT benchmark, role FROM benchmarks").fetchall())
+    return [f"{b}: {was} -> {role.get(b, 'unknown')}"
+            for was, names in (("target", settings["targets"]), ("source", settings["sources"]))
+            for b in names if role.get(b) != was]
 
 
 def targets_without_scores(con: duckdb.DuckDBPyConnection, targets: list[str]) -> list[str]:

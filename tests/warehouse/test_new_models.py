@@ -202,21 +202,25 @@ def test_predict_fits_a_restricted_proxy_for_a_model_lacking_a_benchmark(fitted_
     assert _sql(work, "SELECT count(DISTINCT fit_id) FROM proxy_fits")[0][0] == fits_before + 1
 
 
-def test_a_restricted_fit_after_a_target_became_a_source_leaves_that_target_out(fitted_without_tail, tmp_path):
-    """`pace benchmarks set swtbench source` then excluding a source the current fit uses: every model needs a
-    restricted fit, which trains on the targets that are still targets (it failed with "targets without any
-    rows: swtbench" for every model)."""
+def test_after_a_role_change_predict_refits_nothing_and_says_the_roles_changed(fitted_without_tail, tmp_path):
+    """`pace benchmarks set swtbench source` then excluding a source the current fit uses: every model now lacks
+    a fit source. No proxy is restricted from a fit made under other roles (it failed with "targets without any
+    rows: swtbench"; a first fix trained one on the remaining targets, which a stranger's test showed reused
+    after the role was set back, and served beside the old fit's rows of the dropped targets): one line says the
+    roles changed and what to do; --no-restrict predicts with the current fit, noting the change."""
     db, summary, _ = fitted_without_tail
     work = shutil.copy(db, tmp_path / "roles.duckdb")
+    fits_before = _sql(work, "SELECT count(DISTINCT fit_id) FROM proxy_fits")[0][0]
     for bench, role in (("swtbench", "source"), ("lifbench", "excluded")):
         assert run_pace("benchmarks", "set", bench, role, "--db", work).exit_code == 0
-    result = run_pace("predict", summary.models[0], "--db", work, "--json")
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
-    assert payload["made_fit"] and "lifbench" in payload["missing_sources"]
-    assert any("swtbench: no longer a target benchmark" in n for n in payload["notes"])
-    trained = {t for (t,) in _sql(work, "SELECT target FROM proxy_fits WHERE fit_id = ?", payload["restricted_fit"])}
-    assert "swtbench" not in trained and {"gaia", "swebench"} <= trained
+    result = run_pace("predict", summary.models[0], "--db", work)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "roles changed since the current fit (swtbench: target -> source; lifbench: source -> excluded)" \
+        in result.stderr and "run `pace fit` first, or pass --no-restrict" in result.stderr
+    assert _sql(work, "SELECT count(DISTINCT fit_id) FROM proxy_fits")[0][0] == fits_before     # nothing fitted
+    plain = run_pace("predict", summary.models[0], "--no-restrict", "--allow-partial", "--db", work, "--json")
+    assert plain.exit_code == 0, plain.output
+    assert any(n.startswith("the benchmarks' roles changed since the current fit") for n in json.loads(plain.stdout)["notes"])
 
 
 def test_compat_and_pair_run_on_a_split(tail_db, tmp_path):
