@@ -23,6 +23,8 @@ from functools import lru_cache
 
 import duckdb
 
+from ingest.tolerance import same_number
+
 TABLE = "collapsed_cells"
 RULE = "collapsed_cells_live"
 #: every stored table kept equal to its rule here: table -> rule
@@ -89,8 +91,8 @@ def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         FROM {TABLE} AS s FULL OUTER JOIN {RULE} AS r ON {key}
         WHERE s.model IS NULL OR r.model IS NULL
            OR s.n_rows <> r.n_rows OR s.n_instances <> r.n_instances OR s.reason <> r.reason
-           OR (s.others_median IS NULL) <> (r.others_median IS NULL) OR (s.mean IS NULL) <> (r.mean IS NULL)
-           OR abs(s.mean - r.mean) > {_TOLERANCE} OR abs(s.others_median - r.others_median) > {_TOLERANCE}
+           OR NOT {same_number("s.mean", "r.mean", _TOLERANCE)}
+           OR NOT {same_number("s.others_median", "r.others_median", _TOLERANCE)}
         GROUP BY 1 ORDER BY 1""").fetchall()
     leaves = con.execute("""
         SELECT coalesce(s.benchmark, r.benchmark) AS benchmark, count(*) AS n

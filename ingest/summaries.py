@@ -19,6 +19,7 @@ from functools import lru_cache
 import duckdb
 
 from ingest.lake import ROW_HASH
+from ingest.tolerance import same_number
 
 STAMP_KEY = "summaries"
 RULE = "instance_stats_live"
@@ -92,7 +93,7 @@ def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         SELECT count(*) FROM leaf_counts AS s FULL OUTER JOIN ({_LEAVES}) AS r USING (benchmark, subdir)
         WHERE s.n_instances IS DISTINCT FROM r.n_instances""").fetchall()[0][0]
     key = " AND ".join(f"s.{k} = r.{k}" for k in _STATS_KEY)
-    close = " AND ".join(f"(s.{c} IS NULL) = (r.{c} IS NULL) AND coalesce(abs(s.{c} - r.{c}), 0) <= {_TOLERANCE}"
+    close = " AND ".join(same_number(f"s.{c}", f"r.{c}", _TOLERANCE)
                          for c in ("mean_score", "difficulty", "variance", "discrimination"))
     stats = con.execute(f"""
         SELECT count(*) FROM instance_stats AS s FULL OUTER JOIN {RULE} AS r ON {key}
@@ -100,7 +101,7 @@ def drift(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
            OR map_keys(s.target_correlation) IS DISTINCT FROM map_keys(r.target_correlation)
            OR NOT coalesce(list_bool_and(list_transform(list_zip(map_values(s.target_correlation),
                                                                  map_values(r.target_correlation)),
-                   lambda p: (p[1] IS NULL) = (p[2] IS NULL) AND coalesce(abs(p[1] - p[2]), 0) <= {_TOLERANCE})), true)
+                   lambda p: {same_number("p[1]", "p[2]", _TOLERANCE)})), true)
         """).fetchall()[0][0]
     for table, n in (("score_counts", counts), ("leaf_counts", leaves), ("instance_stats", stats)):
         if n:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest.tolerance import same_number
+
 STAMP_KEY = "stored_predictions"
 #: the columns of ``predictions`` (and of ``stored_predictions``), in order
 COLUMNS = ("model", "target", "predicted", "low", "high", "coverage", "n_scored", "n_instances", "interval_level",
@@ -150,8 +152,8 @@ def drift(con: duckdb.DuckDBPyConnection) -> int:
         return 0
     numbers = ("predicted", "low", "high", "coverage", "interval_level", "ability", "ability_distance")
     others = [c for c in COLUMNS if c not in numbers and c != "model"]
-    same = " AND ".join([f"(s.{c} IS NULL) = (r.{c} IS NULL) AND coalesce(abs(s.{c} - r.{c}), 0) <= {_TOLERANCE}"
-                         for c in numbers] + [f"s.{c} IS NOT DISTINCT FROM r.{c}" for c in others])
+    same = " AND ".join([same_number(f"s.{c}", f"r.{c}", _TOLERANCE) for c in numbers]
+                        + [f"s.{c} IS NOT DISTINCT FROM r.{c}" for c in others])
     return con.execute(f"""
         WITH served AS (
             SELECT p.* FROM stored_predictions AS p
