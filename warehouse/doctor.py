@@ -106,6 +106,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
                                                       else "")
         problems.append(f"scores: {n_files} file(s) of {tree or 'an unrecorded tree'} miss {n_rows:,} rows: "
                         f"`{again}` reloads them")
+        unrepaired.append(problems[-1])          # the rows are in the files, not here: doctor cannot bring them back
     if repair:
         if moved:
             con.execute("BEGIN TRANSACTION")

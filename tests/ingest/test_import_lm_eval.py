@@ -274,6 +274,8 @@ def test_rows_deleted_by_hand_are_named_by_doctor_and_reloaded_by_the_import(wh,
     score_store.execute(wh, "DELETE FROM scores WHERE benchmark = 'ifeval' AND instance_id = '1'")
     report = run_doctor(wh, repair=False, scan=True)          # deleted by another client: a scan sees it
     assert any(f"`pace import lm-eval {lm_run.resolve()} --map MAP` reloads them" in p for p in report["problems"])
+    repair = run_doctor(wh, repair=True, scan=True, lake=tmp_path / "lake")   # left for the user: exit 1 (was 0)
+    assert any("reloads them" in p for p in repair["unrepaired"]), repair
     again = import_results(wh, "lm-eval", lm_run, tmp_path / "map.toml", lake=tmp_path / "lake")
     assert (again.files_reloaded, again.rows_written) == (2, 6)
     assert wh.execute("SELECT count(*) FROM scores WHERE model = ?", [MODEL]).fetchone()[0] == 8
