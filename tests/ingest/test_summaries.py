@@ -46,8 +46,8 @@ def test_status_and_check_read_the_counts_kept_and_a_scan_finds_an_outside_write
     assert scan.exit_code == 1 and any(p.startswith("summaries: ") and "outside pace" in p for p in problems)
     assert any("src has 9 rows in the lake, 6 in scores" in p for p in problems)
     assert any("miss 3 rows" in p for p in problems)
-    fixed = run_pace("doctor", "--db", db)
-    assert fixed.exit_code == 0 and "recomputed the stored summaries" in fixed.stdout
+    fixed = run_pace("doctor", "--db", db)             # exit 1: the missing rows are the user's to reload
+    assert fixed.exit_code == 1 and "recomputed the stored summaries" in fixed.stdout and "miss 3 rows" in fixed.stdout
     assert json.loads(run_pace("status", "--db", db, "--json").stdout)["rows"] == 12
     assert run_pace("doctor", "--check", "--scan", "--db", db).exit_code == 1          # the file still misses rows
     assert run_pace("ingest", tmp_path / "t", "--db", db, "--no-progress").exit_code == 0
