@@ -382,7 +382,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         damage = _damage_hint(str(exc), args)           # a damaged block met after the file opened
         first = (str(exc).strip().splitlines() or [""])[0]
         typer.echo(f"error: {damage}" if damage else
-                   f"error: {type(exc).__name__}: {first} (run again with --debug for the traceback)", err=True)
+                   f"error: {type(exc).__name__}: {memory_hint(first)} (run again with --debug for the traceback)",
+                   err=True)
         code = 2 if damage else 1
     finally:
         if waiting is not None:

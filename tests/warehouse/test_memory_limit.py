@@ -25,6 +25,15 @@ def test_connections_carry_the_memory_limit_and_a_bad_value_is_one_line_before_a
     assert not (tmp_path / "new.duckdb").exists()
 
 
+def test_an_out_of_memory_error_met_anywhere_says_how_to_raise_the_limit(tmp_path):
+    """DuckDB's OutOfMemoryException reaches the CLI's last line of defence, not a UserError: it carried no
+    hint there (a stranger's PACE_MEMORY_LIMIT=10KB ingest)."""
+    write_csv(tmp_path / "t" / "b" / "M.csv", "id,score,metric_name\nx,1,m\n")
+    tiny = run_pace("ingest", tmp_path / "t", "--db", tmp_path / "w.duckdb", "--no-progress",
+                    env={"PACE_MEMORY_LIMIT": "10KB"})
+    assert tiny.exit_code == 1 and "Out of Memory Error" in tiny.stderr and "raise it with PACE_MEMORY_LIMIT" in tiny.stderr
+
+
 def test_an_out_of_memory_error_says_how_to_raise_the_limit():
     from warehouse.cli_options import memory_hint as _memory_hint
 
