@@ -39,7 +39,6 @@ from eval_runners.client import CallResult
 from ingest.derived import STORES, refresh as refresh_derived
 from ingest.lake import mark_pending, sync_lake
 from warehouse import stored_predictions
-from warehouse.storing import transaction
 
 #: how long a run waits for the warehouse to store a batch (other processes may hold it that long)
 STORE_WAIT_S = 3600.0
@@ -143,8 +142,7 @@ class Batches:
                 sync_lake(con)
                 self._unstored += written
                 if self._stopping and self._unstored:      # the run's last batch: its model's stored
-                    with transaction(con):                  # predictions (lookups meanwhile use the view)
-                        stored_predictions.refresh(con)
+                    stored_predictions.refresh_committed(con)   # predictions (lookups meanwhile: the view)
                     self._unstored = 0
         except BaseException:
             with self._lock:

@@ -52,7 +52,6 @@ from ingest.report import Anomaly, IngestReport, anomaly_lines
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
 from warehouse import stored_predictions
 from warehouse.connect import ingest_memory
-from warehouse.storing import transaction
 
 
 def _resolve_models(units: list[Unit], aliases: dict[str, str]) -> dict[str, str]:
@@ -350,8 +349,8 @@ def _load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Inges
         raise
     refresh_stale_derived(con, timed=report.timed)   # a kill before it leaves the mark for the next open
     try:                # the written models' stored predictions; the rows are in: a failure here (or a kill)
-        with report.timed("predictions"), transaction(con):     # leaves lookups computing them meanwhile
-            stored_predictions.refresh(con)
+        with report.timed("predictions"):                         # leaves lookups computing them meanwhile
+            stored_predictions.refresh_committed(con)
     except duckdb.Error as exc:
         report.notes.append(f"stored predictions not recomputed ({str(exc).splitlines()[0]}): lookups compute "
                             "them from the view until `pace doctor` or the next fit")

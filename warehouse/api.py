@@ -664,8 +664,8 @@ class Warehouse:
                 report.warnings.append("anchors: none in use now (--no-anchors): models served by their agentic "
                                        "anchors get the sources' answer until `pace fit` makes item models again "
                                        "(the older ones stay in anchor_fits)")
-            with self._status("storing every model's predictions ..."), transaction(con):
-                report.predictions_stored = stored_predictions.refresh(con, full=True)
+            with self._status("storing every model's predictions ..."):
+                report.predictions_stored = stored_predictions.refresh_committed(con, full=True)
             return report
         finally:
             con.close()
@@ -858,8 +858,7 @@ class Warehouse:
                         except (ValueError, duckdb.Error) as exc:
                             raise UserError(f"the restricted fit failed: {str(exc).splitlines()[0]}") from exc
                     report.restricted_fit, report.made_fit = made.fit_id, True
-                    with transaction(con):   # a new fit: every model's stored predictions are recomputed
-                        stored_predictions.refresh(con)
+                    stored_predictions.refresh_committed(con)   # a new fit: every model's are recomputed
                     con.close()
                     con = self.connect()
             report.predictions = predicting.read_predictions(con, model, restrict=restrict)
@@ -1082,8 +1081,7 @@ class Warehouse:
             con.execute("INSERT OR REPLACE INTO model_metadata_set VALUES (?, ?, current_localtimestamp())",
                         [model, day])
             known = con.execute("SELECT count(released_lo) FROM current_fits WHERE task = 'abs'").fetchall()[0][0]
-            with transaction(con):          # the era check reads the date: the model's stored predictions
-                stored_predictions.refresh(con)
+            stored_predictions.refresh_committed(con)   # the era check reads the date: the model's rows
         note = None if known else ("the current fits know no training model's release date, so the release-date "
                                    "check cannot judge a model yet (import the index's metadata, then `pace fit`)")
         return {"model": model, "released": day, "replaced": before[0] if before else None, "note": note}
@@ -1097,8 +1095,7 @@ class Warehouse:
                 raise UserError(f"{model!r} has no metadata set by `pace metadata set` (see `pace metadata list`)")
             con.execute("DELETE FROM model_metadata_set WHERE model = ?", [model])
             now = con.execute("SELECT release_date FROM model_release WHERE model = ?", [model]).fetchall()
-            with transaction(con):
-                stored_predictions.refresh(con)
+            stored_predictions.refresh_committed(con)
         return now[0][0] if now else None
 
     def export_selections(self, out: Union[str, os.PathLike], *, run: Optional[str] = None, fmt: str = "csv",

@@ -36,7 +36,6 @@ from warehouse.connect import connect, describe_open_error, schema_problem
 from warehouse.errors import UserError
 from warehouse.settings import lake_path
 from warehouse import stored_predictions
-from warehouse.storing import transaction
 from ingest.lake import lake_benchmarks
 
 
@@ -128,8 +127,8 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
                                            "(SELECT count(*) FROM instance_stats)").fetchall()[0]
             repaired.append(f"recomputed the stored {' and '.join(stores)} from scores ({n_cells:,} collapsed "
                             f"cells, {n_stats:,} instance_stats rows)")
-        with transaction(con):       # served again after `pace sql --write`; else those whose inputs changed
-            n_models = stored_predictions.refresh(con, full=bool(served_wrong))
+        # served again after `pace sql --write`; else those whose inputs changed
+        n_models = stored_predictions.refresh_committed(con, full=bool(served_wrong))
         if n_models:
             repaired.append(f"recomputed the stored predictions of {n_models:,} model(s)")
         if not foreign:

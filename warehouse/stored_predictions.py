@@ -21,12 +21,15 @@ from __future__ import annotations
 import duckdb
 
 from ingest.tolerance import same_number
+from warehouse.storing import transaction
 
 STAMP_KEY = "stored_predictions"
 #: the columns of ``predictions`` (and of ``stored_predictions``), in order
 COLUMNS = ("model", "target", "predicted", "low", "high", "coverage", "n_scored", "n_instances", "interval_level",
            "method", "fit_id", "ability", "ability_distance", "out_of_range", "range_side", "range_reason",
            "sources", "restricted", "anchors", "prior")
+#: those columns as a select list over a relation aliased ``p``
+_SELECTED = ", ".join(f"p.{c}" for c in COLUMNS)
 #: stored and recomputed rows are equal when their numbers agree to this (sums run in DuckDB's thread order)
 _TOLERANCE = 1e-9
 #: up to this many changed models, one query per model (~0.15 s each: `model = ?` reaches every scan of the
@@ -87,13 +90,12 @@ def refresh(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
         if changed:
             con.execute("DELETE FROM stored_predictions WHERE list_contains(?, model)", [changed])
             con.execute("DELETE FROM stored_prediction_models WHERE list_contains(?, model)", [changed])
-            columns = ", ".join(f"p.{c}" for c in COLUMNS)
             if len(changed) > _ONE_BY_ONE:
-                con.execute(f"""INSERT INTO stored_predictions SELECT {columns} FROM predictions AS p
+                con.execute(f"""INSERT INTO stored_predictions SELECT {_SELECTED} FROM predictions AS p
                                 SEMI JOIN (SELECT unnest(?) AS model) AS c ON c.model = p.model""", [changed])
             else:
                 for model in changed:
-                    con.execute(f"INSERT INTO stored_predictions SELECT {columns} FROM predictions AS p "
+                    con.execute(f"INSERT INTO stored_predictions SELECT {_SELECTED} FROM predictions AS p "
                                 "WHERE p.model = ?", [model])
             con.execute("""INSERT INTO stored_prediction_models
                            SELECT i.model, i.fingerprint, count(p.model) FROM _prediction_inputs_now AS i
@@ -105,6 +107,13 @@ def refresh(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
     return len(changed)
 
 
+def refresh_committed(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
+    """:func:`refresh` in a transaction of its own, for writers whose rows are committed already (a fit, a
+    restricted fit, ingest after its commit, the end of a run, `pace metadata`, `pace doctor`)."""
+    with transaction(con):
+        return refresh(con, full=full)
+
+
 def _stamp(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("INSERT OR REPLACE INTO pace_meta VALUES (?, ?)", [STAMP_KEY, rule_stamp()])
 
@@ -112,8 +121,7 @@ def _stamp(con: duckdb.DuckDBPyConnection) -> None:
 def lookup_relation() -> str:
     """SQL of a relation with ``predictions``' columns holding the stored rows of the model given as two
     parameters (``[model, model]``, then the stamp), when they may be served; else no row."""
-    columns = ", ".join(f"p.{c}" for c in COLUMNS)
-    return f"""(SELECT {columns} FROM (
+    return f"""(SELECT {_SELECTED} FROM (
                     SELECT p.*, k.n_rows, count(*) OVER () AS n_found
                     FROM stored_prediction_models AS k JOIN stored_predictions AS p ON p.model = k.model
                     WHERE k.model = ? AND k.fingerprint = (SELECT fingerprint FROM prediction_inputs WHERE model = ?)
@@ -129,10 +137,9 @@ def every_model_query(con: duckdb.DuckDBPyConnection) -> str:
     the models with inputs (every model ``predictions`` has: the `models` view's come from scores and
     metadata): 8.7 s at 1,000 models where a plain read takes 26 s, as DuckDB's common_subplan optimizer
     materialises the scores join that two parts of the chain share."""
-    columns = ", ".join(f"p.{c}" for c in COLUMNS)
     if is_current(con) and _all_served(con):
-        return f"SELECT {columns} FROM stored_predictions AS p"
-    return f"SELECT {columns} FROM predictions AS p SEMI JOIN prediction_inputs AS i ON i.model = p.model"
+        return f"SELECT {_SELECTED} FROM stored_predictions AS p"
+    return f"SELECT {_SELECTED} FROM predictions AS p SEMI JOIN prediction_inputs AS i ON i.model = p.model"
 
 
 def _all_served(con: duckdb.DuckDBPyConnection) -> bool:
