@@ -35,7 +35,7 @@ from warehouse import plan as planning
 from warehouse import predict as predicting
 from models.common.parallel import Beside, blas_limit
 from warehouse.anchors import fit_anchor_inputs, plan_anchors, read_anchor_inputs, store_anchor_fit
-from warehouse.connect import connect
+from warehouse.connect import connect, remove_database_files
 from warehouse.doctor import rebuild_from_lake, run_doctor
 from warehouse.errors import UserError, pace_command, register_api, register_options
 from warehouse.evaluate import EvalRequest, compute_eval, metrics_rows, pair_metrics_rows, store_eval
@@ -226,8 +226,7 @@ class Warehouse:
         except BaseException:
             if created:
                 con.close()
-                for leftover in (db, db.with_name(db.name + ".wal")):
-                    leftover.unlink(missing_ok=True)
+                remove_database_files(db)
                 if not lake_existed:
                     discard_if_unused(lake)
             raise

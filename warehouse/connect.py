@@ -374,15 +374,21 @@ def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
                 raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
         existed = path.exists()
         con = _open(path, read_only=False, sandbox=sandbox, wait=wait)
-        if schema_problem(con) if _has_meta(con) else True:
-            if existed and not create:
-                _refuse_foreign(con, path)
-            apply_schema(con)
-            if existed:
-                _stamp_lake(con)
-        _repair_lake_if_pending(con)
-        if refresh_collapsed:
-            _refresh_collapsed_if_stale(con)
+        try:
+            if schema_problem(con) if _has_meta(con) else True:
+                if existed and not create:
+                    _refuse_foreign(con, path)
+                apply_schema(con)
+                if existed:
+                    _stamp_lake(con)
+            _repair_lake_if_pending(con)
+            if refresh_collapsed:
+                _refresh_collapsed_if_stale(con)
+        except BaseException:
+            con.close()
+            if not existed:         # a file this call created and could not finish (e.g. out of memory)
+                remove_database_files(path)
+            raise
     if sandbox:
         try:
             lock_down(con, [] if read_only else writable_folders(con))
@@ -390,6 +396,12 @@ def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
             con.close()
             raise
     return con
+
+
+def remove_database_files(path: Path) -> None:
+    """Remove the database file at ``path`` and its write-ahead log (only ever one this process created)."""
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
 
 
 def migrate(path: Path, problem: str, *, refresh_collapsed: bool = True) -> None:

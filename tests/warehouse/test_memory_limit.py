@@ -32,6 +32,9 @@ def test_an_out_of_memory_error_met_anywhere_says_how_to_raise_the_limit(tmp_pat
     tiny = run_pace("ingest", tmp_path / "t", "--db", tmp_path / "w.duckdb", "--no-progress",
                     env={"PACE_MEMORY_LIMIT": "10KB"})
     assert tiny.exit_code == 1 and "Out of Memory Error" in tiny.stderr and "raise it with PACE_MEMORY_LIMIT" in tiny.stderr
+    # the warehouse file this ingest created while opening it is gone again (it left 12 KB that was not a
+    # warehouse: the next command said "not a pace warehouse")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
 
 
 def test_an_out_of_memory_error_says_how_to_raise_the_limit():
