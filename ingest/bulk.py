@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +48,7 @@ import pyarrow.csv as pcsv
 from ingest.csvfile import (HEADER_LEGACY, HEADER_PUBLISHED, Resolved, header_layout, normalise, read_rows,
                             resolve_duplicates, sha256_of)
 from ingest.errors import IngestError
+from warehouse.registered import registered
 
 #: bytes that utf8_trim_whitespace would trim besides CR and LF (in ASCII)
 _PADDING = tuple(bytes([c]) for c in b" \t\x0b\x0c\x1c\x1d\x1e\x1f")
@@ -276,7 +276,7 @@ class BatchReader:
         try:
             values = pc.cast(text, pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            with _registered(self.con, score_text=pa.table({"score": text})):
+            with registered(self.con, score_text=pa.table({"score": text})):
                 return self.con.sql(_SCORE_SQL).to_arrow_table().column("score")
         finite = pc.is_finite(values)
         if not pc.all(finite).as_py():
@@ -310,7 +310,7 @@ class BatchReader:
             return rows, info
         encoded = pc.dictionary_encode(rows.column("instance_id"))     # one dictionary for every chunk
         idx = np.concatenate([c.indices.to_numpy() for c in encoded.chunks])
-        with _registered(self.con, batch_ids=pa.table({"id": encoded.chunk(0).dictionary})):
+        with registered(self.con, batch_ids=pa.table({"id": encoded.chunk(0).dictionary})):
             hashes = self.con.sql("SELECT hash(id) AS h FROM batch_ids").to_arrow_table().column("h").to_numpy()
         starts = np.flatnonzero(np.r_[True, fi[1:] != fi[:-1]])        # each file's rows are contiguous
         ends = np.r_[starts[1:], len(fi)]
@@ -353,21 +353,9 @@ def _in_row_groups(rows: pa.Table, chunk: int | None = None) -> pa.Table:
     return pa.Table.from_batches(rows.to_batches(max_chunksize=chunk or INSERT_CHUNK), rows.schema)
 
 
-@contextmanager
-def _registered(con: duckdb.DuckDBPyConnection, **tables: pa.Table):
-    """Arrow ``tables`` visible to ``con`` under their keyword names for the block's duration."""
-    for name, table in tables.items():
-        con.register(name, table)
-    try:
-        yield con
-    finally:
-        for name in tables:
-            con.unregister(name)
-
-
 def _query(con: duckdb.DuckDBPyConnection, sql: str, **tables: pa.Table) -> list[tuple]:
     """Run ``sql`` with Arrow ``tables`` registered under their keyword names."""
-    with _registered(con, **tables):
+    with registered(con, **tables):
         return con.execute(sql).fetchall()
 
 

@@ -52,6 +52,7 @@ from ingest.report import Anomaly, IngestReport, anomaly_lines
 from ingest.tree import ScoreFile, discover, is_synthetic_tree, tree_identity
 from warehouse import stored_predictions
 from warehouse.connect import ingest_memory
+from warehouse.registered import registered
 
 
 def _resolve_models(units: list[Unit], aliases: dict[str, str]) -> dict[str, str]:
@@ -284,12 +285,9 @@ def _load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Inges
             con.execute("UPDATE score_files SET tree = ?, synthetic = ? WHERE path IN (SELECT unnest(?::VARCHAR[]))",
                         [tree, synthetic, adopted])
         if restat:
-            con.register("restat_files", pa.table(list(zip(*restat)), names=["path", "size", "mtime_ns"]))
-            try:
+            with registered(con, restat_files=pa.table(list(zip(*restat)), names=["path", "size", "mtime_ns"])):
                 con.execute("UPDATE score_files AS f SET size = r.size, mtime_ns = r.mtime_ns FROM restat_files AS r "
                             "WHERE f.path = r.path")
-            finally:
-                con.unregister("restat_files")
         new_benchmarks = {u.sf.benchmark for u in todo if u.scores}
         kept = {b for (b,) in con.execute("SELECT DISTINCT benchmark FROM scores").fetchall()}
         fresh = new_benchmarks - kept          # every row of these comes from this ingest
@@ -384,11 +382,8 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
         "source": pa.array([u.source for u in todo], pa.string()),
         "scores": pa.array([u.scores for u in todo], pa.bool_()),
     })
-    con.register("incoming_meta", meta)
-    try:
+    with registered(con, incoming_meta=meta):
         con.execute("CREATE OR REPLACE TEMP TABLE incoming_files AS SELECT * FROM incoming_meta")
-    finally:
-        con.unregister("incoming_meta")
     # file fi's rows are source first_id + fi: ids follow the storage order, so a model's rows hold a
     # narrow range of them (see sql/004_score_sources.sql)
     first_id = score_store.next_source_id(con)
@@ -455,12 +450,9 @@ def _load(con, todo: list[Unit], model_of: dict[str, str], report: IngestReport,
         "mtime_ns": pa.array([None if u.probe.route == "parsed" else u.probe.mtime_ns for u in todo], pa.int64()),
         "source": meta.column("source"),
     })
-    con.register("incoming_file_rows", files)
-    try:
+    with registered(con, incoming_file_rows=files):
         con.execute("INSERT INTO score_files BY NAME SELECT *, current_localtimestamp() AS ingested_at "
                     "FROM incoming_file_rows")
-    finally:
-        con.unregister("incoming_file_rows")
     con.execute("""
         INSERT INTO benchmarks
         SELECT DISTINCT benchmark, 'source' FROM incoming_files
@@ -481,8 +473,7 @@ def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incomin
             rows, found = pending.result()
         pending = ahead.submit(reader.read, todo[k + 1]) if k + 1 < len(todo) else None
         info.update(found)
-        con.register("batch_rows", rows)
-        try:
+        with registered(con, batch_rows=rows):
             if runner_keys:
                 hits = dict(con.execute(f"SELECT s.benchmark, count(*) FROM scores s SEMI JOIN ({incoming}) i "
                                         f"ON {key_match} WHERE s.origin = 'runner' GROUP BY 1").fetchall())
@@ -496,8 +487,6 @@ def _insert_batches(con, reader: BatchReader, ahead: ThreadPoolExecutor, incomin
                 # the per-file constants are in score_sources already: four narrow columns per row
                 con.execute("INSERT INTO score_rows SELECT ? + fi, instance_id, score, metric_name FROM batch_rows",
                             [first_id])
-        finally:
-            con.unregister("batch_rows")
         with report.timed("wait_lake"):
             lake_rows.add(rows, batch)
         report.rows_written += rows.num_rows

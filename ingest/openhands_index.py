@@ -43,6 +43,7 @@ from ingest.load import Unit, check_duplicates_policy, load_units
 from ingest.report import Anomaly, IngestReport
 from ingest.tree import ScoreFile, is_synthetic_tree, tree_identity
 from warehouse.errors import pace_command
+from warehouse.registered import registered
 
 LAYOUT = "openhands-index"
 SOURCE = preference.INDEX
@@ -625,12 +626,9 @@ def _store_side(con, read: IndexRead, removed: list[str], written: list[str], re
 
 
 def _insert(con, name: str, table: pa.Table, recorded_at: datetime) -> None:
-    con.register("side_rows", table)
-    try:
+    with registered(con, side_rows=table):
         con.execute(f"INSERT INTO {name} BY NAME SELECT *, ? AS source, ? AS recorded_at FROM side_rows",
                     [SOURCE, recorded_at])
-    finally:
-        con.unregister("side_rows")
 
 
 def _warehouse_anomalies(con, read: IndexRead) -> list[Anomaly]:

@@ -42,6 +42,7 @@ from warehouse.methods.base import Method
 from warehouse.methods.data import Folds, InputContext
 from warehouse.methods.options import Options
 from warehouse.methods.results import Evaluation, Query
+from warehouse.registered import registered
 from warehouse.storing import insert_arrow, transaction
 
 SPLIT_PATTERN = r"^(loo|family|(low|high|kfold)-[1-9][0-9]*)$"
@@ -105,13 +106,8 @@ def resolve(con: duckdb.DuckDBPyConnection, rows: pa.Table | Query) -> pa.Table:
     """A method's rows: a table as it is, a query run over its part tables."""
     if isinstance(rows, pa.Table):
         return rows
-    for name, table in rows.tables.items():
-        con.register(name, table)
-    try:
+    with registered(con, **rows.tables):
         return con.sql(rows.sql, params=dict(rows.params or {})).to_arrow_table()
-    finally:
-        for name in rows.tables:
-            con.unregister(name)
 
 
 @dataclass

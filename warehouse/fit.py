@@ -45,6 +45,7 @@ from warehouse.methods.base import Method
 from warehouse.methods.data import Folds
 from warehouse.methods.options import Options
 from warehouse.methods.results import Fit, StoredPairProxy, StoredProxy
+from warehouse.registered import registered
 from warehouse.settings import jobs, kfold_above
 from warehouse.storing import fill_fit_constants, insert_arrow, transaction
 
@@ -411,15 +412,12 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     for proxy in pair_proxies:
         x = np.where(np.isnan(X[:, proxy.cols]), proxy.center, X[:, proxy.cols])
         # compared in SQL: a million pairs per target at 1,000 models
-        con.register("_pair_kernel", pa.table({"model": models, "s": x @ proxy.weight}))
-        try:
+        with registered(con, _pair_kernel=pa.table({"model": models, "s": x @ proxy.weight})):
             gap = con.execute("""SELECT max(abs(p.margin - (a.s - b.s))) FROM pair_predictions AS p
                                  JOIN _pair_kernel AS a ON a.model = p.model
                                  JOIN _pair_kernel AS b ON b.model = p.opponent
                                  WHERE p.fit_id = ? AND p.target = ? AND p.model <> p.opponent""",
                               [fit_id, proxy.target]).fetchall()[0][0]
-        finally:
-            con.unregister("_pair_kernel")
         report.pair_view_gap[proxy.target] = float("nan") if gap is None else float(gap)
     report.seconds = time.perf_counter() - started
     return report

@@ -20,6 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.errors import UserError
+from warehouse.registered import registered
 
 REQUIRED = ["mode", "fold", "target", "benchmark", "subdir", "instance_id"]
 KEY = ("benchmark", "subdir", "instance_id")
@@ -41,14 +42,11 @@ def _unknown_ids(con: duckdb.DuckDBPyConnection, records: list[dict]) -> set[tup
     keys = sorted({tuple(r[k] for k in KEY) for r in records})
     if not keys:
         return set()
-    con.register("_selection_keys", pa.table({k: [key[i] for key in keys] for i, k in enumerate(KEY)}))
-    try:
+    with registered(con, _selection_keys=pa.table({k: [key[i] for key in keys] for i, k in enumerate(KEY)})):
         return set(con.execute("""
             SELECT k.benchmark, k.subdir, k.instance_id FROM _selection_keys AS k
             WHERE NOT EXISTS (SELECT 1 FROM scores AS s WHERE s.benchmark = k.benchmark AND s.subdir = k.subdir
                                                           AND s.instance_id = k.instance_id)""").fetchall())
-    finally:
-        con.unregister("_selection_keys")
 
 
 def check_records(con: duckdb.DuckDBPyConnection, records: list[dict], where: str, *, group: tuple[str, ...],

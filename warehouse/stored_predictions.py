@@ -21,6 +21,7 @@ from __future__ import annotations
 import duckdb
 
 from ingest.tolerance import same_number
+from warehouse.registered import registered
 from warehouse.storing import transaction
 
 STAMP_KEY = "stored_predictions"
@@ -81,8 +82,7 @@ def refresh(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
         _stamp(con)
         return 0
     inputs = con.sql("SELECT model, fingerprint FROM prediction_inputs").to_arrow_table()
-    con.register("_prediction_inputs_now", inputs)
-    try:
+    with registered(con, _prediction_inputs_now=inputs):
         changed = [m for (m,) in con.execute("""
             SELECT coalesce(i.model, s.model) FROM _prediction_inputs_now AS i
             FULL OUTER JOIN stored_prediction_models AS s ON s.model = i.model
@@ -101,8 +101,6 @@ def refresh(con: duckdb.DuckDBPyConnection, *, full: bool = False) -> int:
                            SELECT i.model, i.fingerprint, count(p.model) FROM _prediction_inputs_now AS i
                            LEFT JOIN stored_predictions AS p ON p.model = i.model
                            WHERE list_contains(?, i.model) GROUP BY ALL""", [changed])
-    finally:
-        con.unregister("_prediction_inputs_now")
     _stamp(con)
     return len(changed)
 

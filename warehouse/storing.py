@@ -11,6 +11,8 @@ from contextlib import contextmanager
 import duckdb
 import pyarrow as pa
 
+from warehouse.registered import registered
+
 
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -28,11 +30,8 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, *, 
     """Insert ``rows`` into ``table`` (``table``'s column order, or matched by name with ``by_name``).
 
     ``table`` is one of the warehouse's own table names (never user input)."""
-    con.register("_rows_to_store", rows)
-    try:
+    with registered(con, _rows_to_store=rows):
         con.execute(f"INSERT INTO {table} {'BY NAME ' if by_name else ''}SELECT * FROM _rows_to_store")
-    finally:
-        con.unregister("_rows_to_store")
 
 
 #: Per-fit constants a one-model lookup would otherwise re-derive from a fit's rows on every call, stored with
