@@ -330,7 +330,9 @@ def _load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Inges
             raise IngestError(str(root), f"--strict: {len(report.anomalies)} anomalies, nothing written:\n"
                               + "\n".join(anomaly_lines(report.anomalies, "  ")))
         report.rows, report.models, report.benchmarks, report.leaves = summarise(con)
-        stale = sorted(affected | (set(report.benchmarks) - lake_benchmarks(lake)))
+        # every benchmark with rows and no partition is written too, not only this tree's: a lake that is new
+        # to this warehouse (PACE_LAKE on a copied warehouse) or lost a partition then holds all of scores
+        stale = sorted(affected | ((kept | new_benchmarks | set(report.benchmarks)) - lake_benchmarks(lake)))
         mark_pending(con, stale)
         with report.timed("lake_copy"):
             write_lake(con, staging, sorted(set(stale) - fresh - appending))

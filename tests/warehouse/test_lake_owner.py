@@ -104,6 +104,19 @@ def test_a_copy_of_the_database_file_beside_it_never_writes_its_lake(tmp_path, w
     assert run_pace("doctor", "--check", "--db", folder / "renamed.duckdb").exit_code == 0
 
 
+def test_a_new_lake_given_to_a_copy_gets_every_benchmark_from_its_first_ingest(tmp_path, wh):
+    """The copy's first ingest into a lake of its own wrote the partitions of the benchmarks in that tree
+    only (gaia): src had rows in scores and none in the lake, and `pace doctor --check` said so."""
+    copy = wh / "copy.duckdb"
+    copy.write_bytes((wh / "pace.duckdb").read_bytes())
+    only_gaia = tmp_path / "only_gaia"
+    write_csv(only_gaia / "gaia" / "M3.csv", "id,score,metric_name\ng1,0.5,acc\ng2,1.0,acc\n")
+    assert run_pace("ingest", only_gaia, "--db", copy, "--lake", wh / "copy.lake", "--no-progress").exit_code == 0
+    assert sorted(p.name for p in (wh / "copy.lake" / "scores").iterdir()) == ["benchmark=gaia", "benchmark=src"]
+    check = run_pace("doctor", "--check", "--db", copy)
+    assert check.exit_code == 0, check
+
+
 def test_a_lake_of_another_warehouse_is_refused_and_never_touched(tmp_path, wh, small_tree):
     theirs = wh / "lake"
     (theirs / ".staging" / "feedbeef").mkdir(parents=True)       # as if their ingest were running
