@@ -264,6 +264,18 @@ def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) 
         return _fit_and_store(con, req, reopen, bases)
 
 
+def _no_targets(con: duckdb.DuckDBPyConnection) -> str:
+    """Why there is no target to fit: no benchmark has the role, or those that have it have no rows."""
+    named = [b for (b,) in con.execute("SELECT benchmark FROM benchmarks WHERE role = 'target' "
+                                       "ORDER BY benchmark").fetchall()]
+    how = ("ingest agentic scores (gaia, swebench, ...) or `pace import openhands-index DIR`, or "
+           "`pace benchmarks set NAME target`")
+    if not named:
+        return f"no benchmark has the role 'target': {how}"
+    return (f"no target benchmark has score rows ({', '.join(named)} {'has' if len(named) == 1 else 'have'} "
+            f"the role 'target' and no rows): {how}")
+
+
 def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, bases) -> FitReport:
     method = methods.get(req.method)
     opts = method.options(req.options)
@@ -272,8 +284,7 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
     everyone = build_matrices(con, sources=req.sources, targets=req.targets)
     _release_memory(con)
     if not everyone.targets:                                 # nothing to learn a proxy for
-        raise ValueError("no benchmark has the role 'target': ingest agentic scores (gaia, swebench, ...) or "
-                         "`pace import openhands-index DIR`, or `pace benchmarks set NAME target`")
+        raise ValueError(_no_targets(con))
     if not np.isfinite(everyone.target_means()).any():      # nothing to learn a proxy from
         raise ValueError(f"no model has scores on the target benchmarks ({', '.join(everyone.targets)}): ingest "
                          "them or `pace import openhands-index DIR` first")

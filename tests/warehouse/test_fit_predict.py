@@ -220,8 +220,15 @@ def test_a_fit_without_target_scores_is_refused_in_one_line_naming_what_is_missi
     db = tmp_path / "pace.duckdb"
     assert run_pace("ingest", tmp_path / "tree", "--db", db).exit_code == 0
     none = run_pace("fit", "--db", db)
-    assert none.exit_code == 2 and "no benchmark has the role 'target'" in none.stderr
+    assert none.exit_code == 2 and "no target benchmark has score rows (commit0, gaia, swebench" in none.stderr
+    assert "have the role 'target' and no rows" in none.stderr      # it said no benchmark had the role
     assert len(none.stderr.strip().splitlines()) == 1
+    for target in ("commit0", "gaia", "swebench", "swebench_multimodal", "swtbench"):
+        assert run_pace("benchmarks", "set", target, "excluded", "--db", db).exit_code == 0
+    nothing = run_pace("fit", "--db", db)
+    assert nothing.exit_code == 2 and "no benchmark has the role 'target'" in nothing.stderr
+    for target in ("commit0", "gaia", "swebench", "swebench_multimodal", "swtbench"):
+        assert run_pace("benchmarks", "set", target, "target", "--db", db).exit_code == 0
     for model in ("A", "B", "C"):
         write_csv(tmp_path / "tree" / "gaia" / f"{model}.csv", "id,score,metric_name\n1,,acc\n2,,acc\n")
     assert run_pace("ingest", tmp_path / "tree", "--db", db).exit_code == 0
