@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import uuid
 from pathlib import Path
@@ -125,7 +126,8 @@ def owner_problem(con: duckdb.DuckDBPyConnection, lake: Path, *, content: bool =
                 return None
             copy = db_file(con)
             return (f"{lake} is the lake of {original}, and {copy} is a copy of that warehouse (the same id), so "
-                    f"writing there would put the copy's rows into the original's lake (e.g. PACE_LAKE={copy.stem}.lake)")
+                    f"writing there would put the copy's rows into the original's lake (e.g. "
+                    f"PACE_LAKE={shlex.quote(str(copy.with_name(copy.stem + '.lake')))})")
         return f"{lake} belongs to another warehouse ({stamp.get('database') or 'unnamed'})"
     if not has_partitions(lake):
         return None

@@ -79,7 +79,8 @@ def test_a_copy_of_the_database_file_beside_it_never_writes_its_lake(tmp_path, w
     copy.write_bytes((wh / "pace.duckdb").read_bytes())
     lm, map_path = lm_eval_output(tmp_path, benchmark="src", subdir="leaf_b", score=0.5, n=5)
     _one_line(run_pace("import", "lm-eval", lm, "--map", map_path, "--db", copy), 2,
-              str(wh / "lake"), "pace.duckdb", "copy", "--lake")
+              str(wh / "lake"), "pace.duckdb", "copy", "--lake",
+              f"PACE_LAKE={wh / 'copy.lake'}")           # beside the copy, whatever the current folder
     check = run_pace("doctor", "--check", "--db", copy)
     assert check.exit_code == 1 and "copy" in check.stdout, check
     assert run_pace("doctor", "--db", copy).exit_code == 1
