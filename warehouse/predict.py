@@ -202,11 +202,6 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
     flagged = [p for p in predictions if p.out_of_range and p.method != "anchors"]
     if not flagged:
         return []
-    released = con.execute("""
-        SELECT any_value(r.release_date), min(f.released_lo), max(f.released_hi)
-        FROM proxy_fits AS f LEFT JOIN model_release AS r ON r.model = ?
-        WHERE f.task = 'abs' AND f.fit_id IN (SELECT unnest(?::VARCHAR[]))""",
-                           [model, sorted({p.fit_id for p in flagged})]).fetchone()
     hint = placing_hint(con, model)
     notes = []
     for side, reason in dict.fromkeys((p.range_side, p.range_reason) for p in flagged):
@@ -228,8 +223,14 @@ def out_of_range_notes(con: duckdb.DuckDBPyConnection, model: str, predictions: 
                          f" on {targets}")
             continue
         below = side == "below"
-        if reason == "release date":
-            date, lo, hi = released
+        if reason == "release date":        # the training dates of these rows' proxies, not every flagged one's
+            date, lo, hi = con.execute("""
+                SELECT any_value(r.release_date), min(f.released_lo), max(f.released_hi)
+                FROM proxy_fits AS f
+                JOIN (SELECT unnest(?::VARCHAR[]) AS fit_id, unnest(?::VARCHAR[]) AS target) AS these
+                  USING (fit_id, target)
+                LEFT JOIN model_release AS r ON r.model = ?
+                WHERE f.task = 'abs'""", [[p.fit_id for p in rows], [p.target for p in rows], model]).fetchone()
             why = (f"{model} was released ({date}) {'before' if below else 'after'} every model the fit was trained "
                    f"on ({lo} to {hi})")
         else:

@@ -351,3 +351,26 @@ def test_a_set_date_follows_its_model_through_an_alias(work):
     assert run_pace("metadata", "set", "Spelling-A", "--released", "2023-03-03", "--db", db).exit_code == 0
     assert run_pace("alias", "add", "Spelling-A", "Renamed-A", "--yes", "--db", db).exit_code == 0
     assert _rows(db, "SELECT model, release_date::VARCHAR FROM model_metadata_set") == [("Renamed-A", "2023-03-03")]
+
+
+def test_the_release_date_note_gives_the_dates_of_the_fits_it_speaks_of(work):
+    """One target flagged on its release date, another on its ability: the date note's range is that of the
+    first target's proxy (it took the range over every flagged proxy, so another proxy's older model showed)."""
+    from dataclasses import replace
+
+    from warehouse.predict import out_of_range_notes
+
+    db, held, _ = work
+    assert run_pace("metadata", "set", held, "--released", "2024-05-13", "--db", db).exit_code == 0
+    preds = Warehouse(db).predict(held, allow_partial=True, restrict=False).predictions
+    with Warehouse(db).connect(write=True) as con:
+        assert len(preds) >= 2
+        other = preds[1]                    # its proxy trained on an older model too
+        con.execute("UPDATE proxy_fits SET released_lo = DATE '2020-01-01' WHERE fit_id = ? AND target = ?",
+                    [other.fit_id, other.target])
+        mixed = [preds[0], replace(other, range_reason="ability", ability_distance=0.5),
+                 *[replace(p, out_of_range=False) for p in preds[2:]]]
+        notes = out_of_range_notes(con, held, mixed)
+    dated_note = next(n for n in notes if "was released" in n)
+    assert "before every model the fit was trained on (2025-07-01 to 2026-02-01)" in dated_note
+    assert any("source ability lies below" in n for n in notes)
