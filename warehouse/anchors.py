@@ -28,11 +28,22 @@ from warehouse.settings import jobs
 from warehouse.storing import fill_fit_constants, insert_arrow
 
 MIN_MODELS = 3                  # a target with fewer training models gets no item model
+#: every described model's metadata features' inputs: an index's (OpenHands agent), with a release date set by
+#: `pace metadata set` winning over the index's (as in the view model_release), so a model described by such a
+#: date only has a prior too
 METADATA = """
-    SELECT model, any_value(release_date) AS release_date, any_value(output_price) AS output_price,
-           any_value(openness) AS openness, any_value(active_parameter_count_b) AS active_parameter_count_b,
-           any_value(parameter_count_b) AS parameter_count_b
-    FROM model_metadata WHERE agent = 'openhands' GROUP BY model"""
+    WITH indexed AS (
+        SELECT model, any_value(release_date) AS release_date, any_value(output_price) AS output_price,
+               any_value(openness) AS openness, any_value(active_parameter_count_b) AS active_parameter_count_b,
+               any_value(parameter_count_b) AS parameter_count_b
+        FROM model_metadata WHERE agent = 'openhands' GROUP BY model
+    ),
+    user_dates AS (
+        SELECT model, release_date FROM model_metadata_set WHERE release_date IS NOT NULL
+    )
+    SELECT coalesce(i.model, u.model) AS model, coalesce(u.release_date, i.release_date) AS release_date,
+           i.output_price, i.openness, i.active_parameter_count_b, i.parameter_count_b
+    FROM indexed AS i FULL OUTER JOIN user_dates AS u ON u.model = i.model"""
 
 
 @dataclass

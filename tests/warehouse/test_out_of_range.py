@@ -374,3 +374,14 @@ def test_the_release_date_note_gives_the_dates_of_the_fits_it_speaks_of(work):
     dated_note = next(n for n in notes if "was released" in n)
     assert "before every model the fit was trained on (2025-07-01 to 2026-02-01)" in dated_note
     assert any("source ability lies below" in n for n in notes)
+
+
+def test_a_set_release_date_gives_a_model_without_metadata_a_metadata_prior_from_the_next_fit(work):
+    """The anchors' metadata prior read the index's dates only: a date set with `pace metadata set` (which wins
+    over an index's everywhere else) gave a model without index metadata no prior."""
+    db, held, _ = work
+    priors = "SELECT count(*) FROM anchor_priors WHERE model = ? AND kind = 'metadata'"
+    assert _rows(db, priors, held) == [(0,)]
+    assert run_pace("metadata", "set", held, "--released", "2025-10-15", "--db", db).exit_code == 0
+    Warehouse(db).fit(count=12, task="abs")
+    assert _rows(db, priors, held)[0][0] >= 1
