@@ -232,7 +232,30 @@ def _open_waiting(path: Path, read_only: bool, wait: float,
             delay = min(delay * 2, 0.5)
 
 
+#: names of data files: a new warehouse is never given one (DuckDB opens an existing .csv as data, in memory)
+DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".json", ".jsonl", ".ndjson", ".xlsx", ".arrow", ".feather")
+
+
 def _open_file(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+    return _backed_by_file(_connect_file(path, read_only, sandbox), path)
+
+
+def _backed_by_file(con: duckdb.DuckDBPyConnection, path: Path) -> duckdb.DuckDBPyConnection:
+    """``con`` if its database is the file at ``path``. DuckDB opens a path it reads as data (an existing
+    ``.csv``) as an in-memory database holding that file as a table: every write would be lost on close."""
+    where = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    if where and where[0][0]:
+        return con
+    con.close()
+    raise _not_a_database(path)
+
+
+def _not_a_database(path: Path) -> UserError:
+    return UserError(f"{path} is not a DuckDB database file (DuckDB reads it as data and would keep nothing "
+                     "written to it): name the warehouse with --db / PACE_DB, e.g. pace.duckdb")
+
+
+def _connect_file(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path), read_only=read_only, config=SANDBOX_CONFIG if sandbox else {})
     except duckdb.ConnectionException as exc:
@@ -246,6 +269,8 @@ def _open_file(path: Path, read_only: bool, sandbox: bool = False) -> duckdb.Duc
             return duckdb.connect(str(path))
         raise _open_error(path, exc) from exc
     except duckdb.Error as exc:
+        if "in-memory database" in str(exc):        # read-only: DuckDB's refusal of the same (see _backed_by_file)
+            raise _not_a_database(path) from exc
         raise _open_error(path, exc) from exc
 
 
@@ -372,6 +397,10 @@ def _connect(path: Path, read_only: bool, create: bool, refresh_collapsed: bool,
                 _require_file(path)
             if not path.parent.is_dir():
                 raise UserError(f"folder {path.parent} does not exist: create it first, or check --db / PACE_DB")
+            if path.suffix.lower() in DATA_SUFFIXES:
+                raise UserError(f"{path} is named like a {path.suffix} data file, not a warehouse (DuckDB opens such "
+                                "a file as data, in memory, keeping nothing; other tools would too): name the "
+                                f"warehouse e.g. {path.with_suffix('.duckdb')}")
         existed = path.exists()
         con = _open(path, read_only=False, sandbox=sandbox, wait=wait)
         try:

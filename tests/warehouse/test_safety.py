@@ -203,6 +203,21 @@ def test_create_commands_refuse_a_missing_folder_and_garbage_files(tmp_path, sma
     assert other.read_bytes() == before
 
 
+def test_a_data_file_named_as_the_warehouse_is_refused_and_kept(tmp_path, small_tree):
+    """DuckDB opens an existing .csv as an in-memory database holding it as a table: `pace ingest --db
+    scores.csv` said it ingested 37,834 rows, kept none, and left a lake stamped by no database."""
+    scores = tmp_path / "scores.csv"
+    scores.write_text("id,score,metric_name\nq1,1,acc\n")
+    for command in (["ingest", small_tree, "--no-progress"], ["status"], ["sql", "SELECT 1"],
+                    ["sql", "CREATE TABLE t (x INT)", "--write"]):
+        _one_line_error(run_pace(*command, "--db", scores), "is not a DuckDB database file")
+    assert scores.read_text() == "id,score,metric_name\nq1,1,acc\n"
+    # a new warehouse is never named like a data file (it would be read as one)
+    _one_line_error(run_pace("ingest", small_tree, "--db", tmp_path / "new.parquet", "--no-progress"),
+                    "named like a .parquet data file", "new.duckdb")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv", "tree"]
+
+
 def test_read_commands_do_not_write_the_file(small_db):
     before = small_db.read_bytes()
     for command in (["status"], ["sql", "SELECT * FROM models"], ["benchmarks", "list"], ["doctor", "--check"]):
