@@ -347,13 +347,21 @@ def _load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Inges
             lake_rows.abort()
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    refresh_stale_derived(con, timed=report.timed)   # a kill before it leaves the mark for the next open
-    try:                # the written models' stored predictions; the rows are in: a failure here (or a kill)
-        with report.timed("predictions"):                         # leaves lookups computing them meanwhile
-            stored_predictions.refresh_committed(con)
+    # The rows are in: what follows derives from them, and a failure (e.g. out of memory) or a kill leaves
+    # its mark for the next open instead of failing an ingest that is committed; the lake is moved in either way.
+    try:
+        refresh_stale_derived(con, timed=report.timed)
     except duckdb.Error as exc:
-        report.notes.append(f"stored predictions not recomputed ({str(exc).splitlines()[0]}): lookups compute "
-                            "them from the view until `pace doctor` or the next fit")
+        report.notes.append(f"the stored collapsed cells and summaries were not recomputed "
+                            f"({str(exc).splitlines()[0]}): the next command that opens the warehouse (or "
+                            "`pace doctor`) recomputes them")
+    else:
+        try:            # the written models' stored predictions: lookups compute them meanwhile
+            with report.timed("predictions"):
+                stored_predictions.refresh_committed(con)
+        except duckdb.Error as exc:
+            report.notes.append(f"stored predictions not recomputed ({str(exc).splitlines()[0]}): lookups "
+                                "compute them from the view until `pace doctor` or the next fit")
     with report.timed("swap"):
         stamp_lake(con, lake)
         swap_lake(lake, staging, stale, appended=appending)

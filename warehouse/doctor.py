@@ -93,7 +93,7 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
     problems += [f"preference: {n:,} row(s) of {benchmark} sit in the wrong one of scores / scores_displaced for "
                  "the rule (written outside pace, or agentic_preference changed by hand)" for benchmark, n in moved.items()]
     missing = con.execute(f"""
-        WITH present AS ({preference.PRESENT_ROWS if scan else summaries.PRESENT_ROWS})
+        WITH present AS ({preference.PRESENT_ROWS if scan or summaries.is_stale(con) else summaries.PRESENT_ROWS})
         SELECT f.tree, CASE f.layout WHEN 'lm-eval samples' THEN 'import lm-eval'
                                      WHEN 'inspect log' THEN 'import inspect'
                                      WHEN 'openhands-index' THEN 'import openhands-index' ELSE 'ingest' END,
