@@ -51,7 +51,6 @@ from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
 from warehouse.sqlguard import after_write, before_write, explain, run as run_sql
-from warehouse.storing import transaction
 from ingest.openhands_index import import_index, read_index
 from ingest.preference import EVERY_MODEL, SOURCES
 from warehouse.report import write_report
@@ -645,17 +644,21 @@ class Warehouse:
                         raise UserError(f"the anchors fit failed: {str(exc).splitlines()[0]} (nothing was "
                                         "stored; --no-anchors skips this step)") from exc
                     anchors_job = Beside(lambda: fit_anchor_inputs(inputs, "", level=level), "pace-anchors")
+
+                def store_anchors(write_con, fit_id: str) -> None:     # in the proxy fit's transaction
+                    nonlocal made
+                    if anchors_job is not None and made is None:
+                        made = anchors_made()
+                    if made is not None:
+                        made.fit_id = fit_id        # the item models belong to this proxy fit (current_anchor_fits)
+                        store_anchor_fit(write_con, made)
+
                 try:
-                    report = fit_and_store(con, req, reopen=reopen)
+                    report = fit_and_store(con, req, reopen=reopen, also_store=store_anchors)
                     report.warnings += notes
                 except (ValueError, duckdb.Error) as exc:
-                    raise UserError(f"the fit failed: {str(exc).splitlines()[0]}") from exc
-                if anchors_job is not None and made is None:
-                    made = anchors_made()
+                    raise UserError(f"the fit failed: {str(exc).splitlines()[0]} (nothing was stored)") from exc
             if made is not None:
-                made.fit_id = report.fit_id         # the item models belong to this proxy fit (current_anchor_fits)
-                with transaction(con):
-                    store_anchor_fit(con, made)
                 report.anchors = {t: (len(m.models), m.n_items) for t, m in made.targets.items()}
                 report.seconds = time.perf_counter() - started
                 report.warnings += [f"anchors: no item model for {t}: {why}" for t, why in made.skipped.items()]
@@ -664,7 +667,11 @@ class Warehouse:
                                        "anchors get the sources' answer until `pace fit` makes item models again "
                                        "(the older ones stay in anchor_fits)")
             with self._status("storing every model's predictions ..."):
-                report.predictions_stored = stored_predictions.refresh_committed(con, full=True)
+                try:                    # the fit is stored: without these, lookups compute from the view
+                    report.predictions_stored = stored_predictions.refresh_committed(con, full=True)
+                except duckdb.Error as exc:
+                    report.warnings.append(f"stored predictions not recomputed ({str(exc).splitlines()[0]}): "
+                                           "lookups compute them from the predictions view until `pace doctor`")
             return report
         finally:
             con.close()

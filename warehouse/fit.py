@@ -254,14 +254,17 @@ def out_of_range_models(con: duckdb.DuckDBPyConnection, run_id: str) -> set[str]
 
 
 # ------------------------------------------------------------------------------------------ store
-def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None) -> FitReport:
+def fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen=None, also_store=None) -> FitReport:
     """Fit and store. ``reopen(con) -> con``, when given, is called between the computation and the
     writes: the CLI computes on a read-only connection (other readers keep working) and writes on
     a read-write one it opens only then. A training basis is built once per distinct training block
     (``models.default.basis.shared_bases``): the pairwise fit, the tuning and the K-fold interval residuals
-    train on the same folds."""
+    train on the same folds.
+
+    The rows, the check that the stored rows predict what the kernels did, and ``also_store(con, fit_id)``
+    (e.g. the anchors' item models of this fit) are one transaction: a failure in any stores nothing."""
     with shared_bases() as bases:
-        return _fit_and_store(con, req, reopen, bases)
+        return _fit_and_store(con, req, reopen, bases, also_store)
 
 
 def _no_targets(con: duckdb.DuckDBPyConnection) -> str:
@@ -276,7 +279,7 @@ def _no_targets(con: duckdb.DuckDBPyConnection) -> str:
             f"the role 'target' and no rows): {how}")
 
 
-def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, bases) -> FitReport:
+def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, bases, also_store=None) -> FitReport:
     method = methods.get(req.method)
     opts = method.options(req.options)
     started = time.perf_counter()
@@ -393,17 +396,27 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
             con.execute(f"INSERT INTO proxy_fits ({', '.join(names)}, created_at) "
                         f"VALUES ({', '.join('?::JSON' if n == 'params' else '?' for n in names)}, "
                         "current_localtimestamp())", [row[n] for n in names])
-        con.executemany("INSERT INTO proxy_weights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", weight_rows)
+        if weight_rows:                    # none when no instance got a weight (a restricted fit's only source)
+            con.executemany("INSERT INTO proxy_weights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", weight_rows)
         if leaf_rows:
             con.executemany("INSERT INTO proxy_leaves (fit_id, benchmark, subdir, centre, scale, loading) "
                             "VALUES (?, ?, ?, ?, ?, ?)", leaf_rows)
         if centre_rows is not None:
             insert_arrow(con, "proxy_ability_instances", centre_rows)
         fill_fit_constants(con)
-    # The stored rows must be the predictor: compare the view with the kernel on the training models. The
-    # proxy's view (source_predictions), not ``predictions``: that one also computes every model's anchors
-    # estimate before its fit_id filter applies (~100 s at 1,000 models, for none here: a model served by
-    # its anchors has another fit_id there), and serves the proxy's rows as they are.
+        _check_stored(con, report, fit_id, models, proxies, pair_proxies, X, method)
+        if also_store is not None:
+            also_store(con, fit_id)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_stored(con: duckdb.DuckDBPyConnection, report: FitReport, fit_id: str, models: list[str], proxies,
+                  pair_proxies, X: np.ndarray, method: Method) -> None:
+    """The stored rows must be the predictor: compare the view with the kernel on the training models (the
+    gaps go into ``report``). The proxy's view (source_predictions), not ``predictions``: that one also
+    computes every model's anchors estimate before its fit_id filter applies (~100 s at 1,000 models, for none
+    here: a model served by its anchors has another fit_id there), and serves the proxy's rows as they are."""
     view = {(mo, t): v for mo, t, v in con.execute(
         "SELECT model, target, predicted FROM source_predictions WHERE fit_id = ?", [fit_id]).fetchall()}
     for proxy in proxies:
@@ -430,8 +443,6 @@ def _fit_and_store(con: duckdb.DuckDBPyConnection, req: FitRequest, reopen, base
                                  WHERE p.fit_id = ? AND p.target = ? AND p.model <> p.opponent""",
                               [fit_id, proxy.target]).fetchall()[0][0]
         report.pair_view_gap[proxy.target] = float("nan") if gap is None else float(gap)
-    report.seconds = time.perf_counter() - started
-    return report
 
 
 def released_range(con: duckdb.DuckDBPyConnection, trained_on: list[str]) -> dict:

@@ -236,3 +236,52 @@ def test_a_fit_without_target_scores_is_refused_in_one_line_naming_what_is_missi
     assert empty.exit_code == 2 and "no model has scores on the target benchmarks (gaia)" in empty.stderr
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM proxy_fits").fetchone()[0] == 0
+
+
+def _fit_rows(db) -> tuple:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT (SELECT count(*) FROM proxy_fits), (SELECT count(*) FROM proxy_weights), "
+                           "(SELECT count(*) FROM anchor_fits)").fetchall()[0]
+    finally:
+        con.close()
+
+
+def test_a_fit_that_fails_while_storing_stores_nothing(fitted, tmp_path, monkeypatch):
+    """The proxy rows were committed before the check that they predict what the kernels did, and the anchors'
+    item models in a transaction of their own: a failure in either (out of memory under PACE_MEMORY_LIMIT=20MB,
+    a stranger's) said "the fit failed" while a fit without item models was stored and served."""
+    import warehouse.api
+    import warehouse.fit
+    from warehouse.api import Warehouse
+    from warehouse.errors import UserError
+
+    db = tmp_path / "fit.duckdb"
+    shutil.copy(fitted[0], db)
+    before = _fit_rows(db)
+
+    def out_of_memory(*args, **kwargs):
+        raise duckdb.OutOfMemoryException("Out of Memory Error: test")
+
+    for module, name, anchors in ((warehouse.fit, "_check_stored", False), (warehouse.api, "store_anchor_fit", True)):
+        with monkeypatch.context() as patch:
+            patch.setattr(module, name, out_of_memory)
+            with pytest.raises(UserError, match=r"the fit failed: Out of Memory Error: test \(nothing was stored\)"):
+                Warehouse(db).fit(task="abs", count=10, intervals=False, anchors=anchors, sources="planbench,ifeval")
+        assert _fit_rows(db) == before, name
+
+
+def test_a_restricted_fit_whose_only_source_gets_no_weight_is_stored(fitted, tmp_path):
+    """A model with rows on one source benchmark only: its restricted proxy may weigh no instance, and storing
+    its (no) weights failed ('executemany requires a non-empty list of parameter sets'), for `pace predict`
+    and for every model of `pace report`."""
+    db = tmp_path / "fit.duckdb"
+    shutil.copy(fitted[0], db)
+    held_out = fitted[1]
+    added = run_pace("sql", f"""INSERT INTO scores SELECT 'OnlyMmmu', benchmark, subdir, instance_id, score, metric_name,
+                                'runner', 'run:only-mmmu', recorded_at FROM scores
+                                WHERE model = '{held_out}' AND benchmark = 'mmmu'""", "--write", "--db", db)
+    assert added.exit_code == 0, added.output
+    predicted = run_pace("predict", "OnlyMmmu", "--json", "--allow-partial", "--db", db)
+    assert predicted.exit_code == 0, predicted.output
+    assert json.loads(predicted.stdout)["predictions"]
