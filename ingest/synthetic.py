@@ -506,6 +506,27 @@ def _file_text(ids, metric, scores, keep, newline):
     return HEADER + newline + newline.join(lines) + newline, len(lines)
 
 
+def _not_generated(out: Path, readme: str) -> list[str]:
+    """Paths under ``out`` (a synthetic tree) that :func:`generate_tree` did not write: anything but its
+    README and ``<benchmark>/[<subdir>/]<Model>.csv`` of its benchmarks and the models its README lists."""
+    listed = next((line.split(":", 1)[1] for line in readme.splitlines() if line.startswith("- models (")), "")
+    models = {name.strip() for name in listed.split(",") if name.strip()}
+    benchmarks = {bench for bench, _ in _BUILDERS}
+    foreign = []
+    for path in sorted(out.rglob("*")):
+        rel = path.relative_to(out)
+        if path.is_dir() and not path.is_symlink():
+            if rel.parts[0] in benchmarks and len(rel.parts) <= 2:
+                continue
+        elif rel.as_posix() == "README.md":
+            continue
+        elif (path.is_file() and not path.is_symlink() and rel.parts[0] in benchmarks and 2 <= len(rel.parts) <= 3
+              and path.suffix == ".csv" and path.stem in models):
+            continue
+        foreign.append(rel.as_posix())
+    return foreign
+
+
 def _prepare_out(out: Path, overwrite: bool) -> None:
     if out.exists():
         if not out.is_dir():
@@ -519,6 +540,12 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
             if not synthetic:
                 raise FileExistsError(f"{out} is not empty and is not a synthetic tree; "
                                       "refusing to delete it")
+            foreign = _not_generated(out, readme.read_text(errors="replace"))
+            if foreign:
+                more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+                raise FileExistsError(f"{out} is a synthetic tree that also holds files the generator did not write "
+                                      f"({', '.join(foreign[:3])}{more}); refusing to delete them: move them away "
+                                      "or write the tree to another folder")
             shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
 

@@ -1,6 +1,7 @@
 """Tests of the SYNTHETIC Pace-shaped tree generator (ingest/synthetic.py)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -295,6 +296,19 @@ def test_out_dir_must_be_empty_unless_overwriting_synthetic(tmp_path):
     with pytest.raises(FileExistsError):
         generate_tree(other, overwrite=True, **kw)
     assert (other / "keep.txt").exists()
+    # a synthetic tree a user added files to: replacing it would delete them (it did, silently)
+    (tmp_path / "t" / "NOTES.txt").write_text("mine")
+    mine = tmp_path / "t" / "mybench" / "Handmade.csv"
+    mine.parent.mkdir()
+    mine.write_text("id,score,metric_name\nq1,1,acc\n")
+    with pytest.raises(FileExistsError, match=r"NOTES.txt, mybench, mybench/Handmade.csv"):
+        generate_tree(tmp_path / "t", seed=2, overwrite=True, **kw)
+    assert (tmp_path / "t" / "NOTES.txt").read_text() == "mine" and mine.is_file()
+    assert "seed: 1" in (tmp_path / "t" / "README.md").read_text()        # the earlier tree is untouched
+    (tmp_path / "t" / "NOTES.txt").unlink()
+    shutil.rmtree(mine.parent)
+    generate_tree(tmp_path / "t", seed=2, n_models=3, scale=0.05, overwrite=True)   # its own files only: replaced
+    generate_tree(tmp_path / "t", seed=3, overwrite=True, **kw)                    # a third model's files too
 
 
 def test_describe_mentions_models_and_synthetic(default_tree):
