@@ -218,15 +218,17 @@ class Warehouse:
         db = Path(self.path)
         created = create and not db.exists()
         con = self.connect(write=True, create=create)
-        lake = lake_of(con, self.lake) if created else None
-        lake_existed = lake is not None and lake.exists()
+        lake, lake_existed = None, False
         try:
+            if created:                 # a --lake that cannot be a folder is refused here: the file goes too
+                lake = lake_of(con, self.lake)
+                lake_existed = lake.exists()
             yield con
         except BaseException:
             if created:
                 con.close()
                 remove_database_files(db)
-                if not lake_existed:
+                if lake is not None and not lake_existed:
                     discard_if_unused(lake)
             raise
         finally:

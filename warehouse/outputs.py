@@ -75,6 +75,16 @@ def _is_ours(folder: Path, rel: str, recorded: dict[str, str]) -> bool:
     return rel in recorded and path.is_file() and _sha256(path) == recorded[rel]
 
 
+def require_folder(folder: Path) -> None:
+    """``folder`` is a folder, or can be made one: nothing on its path is a file (a one-line error)."""
+    for path in (folder, *folder.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise UserError(f"{folder} exists and is not a folder" if path == folder else
+                                f"{folder} cannot be made a folder: {path} is a file")
+            return
+
+
 def _visible_entries(folder: Path) -> list[Path]:
     return [p for p in folder.iterdir() if p.name != MANIFEST] if folder.is_dir() else []
 
@@ -84,8 +94,7 @@ def output_run(folder: Path, group: str, *, note: str = "") -> Iterator[Path]:
     """Yield a staging folder; files written into it replace the group's outputs in ``folder`` on a
     clean exit (see the module doc). Nothing in ``folder`` changes if the body raises."""
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"{folder} exists and is not a folder")
+    require_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with staging_run(folder) as staging:
         yield staging
@@ -195,9 +204,8 @@ def _prune_empty_dirs(folder: Path, start: Path) -> None:
 def require_empty_or_ours(folder: Path, group: str, overwrite: bool) -> None:
     """For commands that want a folder of their own (``pace export``): a missing or empty folder is
     fine; a non-empty one needs ``overwrite``, and even then only the group's own files are replaced."""
+    require_folder(folder)
     entries = _visible_entries(folder) if folder.exists() else []
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"{folder} exists and is not a folder")
     entries = [p for p in entries if not p.name.startswith(STAGING_PREFIX)]
     if entries and not overwrite:
         recorded = owned_files(folder, group)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from models.common.folds import KFOLD_ABOVE
 from warehouse.errors import UserError
+from warehouse.outputs import require_folder
 
 DEFAULT_DB = "pace.duckdb"
 DEFAULT_RESULTS = Path("results") / "standardized_results"
@@ -50,7 +51,14 @@ def lake_path(db: str | os.PathLike, explicit: str | os.PathLike | None = None) 
 def explicit_lake(explicit: str | os.PathLike | None = None) -> Path | None:
     """The lake the user asked for (``--lake`` > ``$PACE_LAKE``), or None."""
     chosen = explicit or os.environ.get("PACE_LAKE")
-    return user_path(chosen) if chosen else None
+    if not chosen:
+        return None
+    path = user_path(chosen)
+    try:
+        require_folder(path)
+    except UserError as exc:
+        raise UserError(f"--lake / PACE_LAKE: {exc}; name a folder for the lake (new, or this warehouse's)") from None
+    return path
 
 
 JOBS_ENV = "PACE_JOBS"

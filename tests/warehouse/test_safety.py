@@ -218,6 +218,23 @@ def test_a_data_file_named_as_the_warehouse_is_refused_and_kept(tmp_path, small_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv", "tree"]
 
 
+def test_a_file_where_a_folder_is_wanted_is_one_line_and_nothing_is_made(tmp_path, small_tree, small_db):
+    """--lake / PACE_LAKE naming a file (or a path through one) and `pace export FILE/sub` raised
+    NotADirectoryError / FileExistsError with exit 1; a first ingest so refused left its new warehouse."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    fresh = tmp_path / "fresh.duckdb"
+    for lake in (afile, afile / "sub"):
+        _one_line_error(run_pace("ingest", small_tree, "--db", fresh, "--lake", lake, "--no-progress"),
+                        "--lake / PACE_LAKE", str(afile))
+        _one_line_error(run_pace("status", "--db", small_db, env={"PACE_LAKE": lake}), "--lake / PACE_LAKE")
+        _one_line_error(run_pace("doctor", "--db", small_db, "--lake", lake), "--lake / PACE_LAKE")
+    assert not fresh.exists() and afile.read_text() == "x"
+    _one_line_error(run_pace("export", afile / "sub", "--db", small_db), "cannot be made a folder", str(afile))
+    _one_line_error(run_pace("export", afile, "--db", small_db), "exists and is not a folder")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != small_db.parent.name) == ["afile", "tree"]
+
+
 def test_read_commands_do_not_write_the_file(small_db):
     before = small_db.read_bytes()
     for command in (["status"], ["sql", "SELECT * FROM models"], ["benchmarks", "list"], ["doctor", "--check"]):
