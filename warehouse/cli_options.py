@@ -47,8 +47,9 @@ def memory_hint(message: str) -> str:
 
 
 def progress_bar(total: int, label: str, enabled: bool = True):
-    """A rich progress bar on stderr; returns (context manager, advance callable)."""
-    if not enabled or total < 2:
+    """A rich progress bar on stderr; returns (context manager, advance callable). None when stderr is not a
+    terminal: rich draws nothing there but a blank line at the end (which made one-line errors two)."""
+    if not enabled or total < 2 or not err_console.is_terminal:
         return contextlib.nullcontext(), None
     progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=err_console, transient=True)

@@ -235,6 +235,13 @@ def test_a_file_where_a_folder_is_wanted_is_one_line_and_nothing_is_made(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != small_db.parent.name) == ["afile", "tree"]
 
 
+def test_an_ingest_error_is_one_line_with_its_progress_bar_on(tmp_path, small_tree):
+    """The progress bar (on by default) drew a blank line on a stderr that is not a terminal, before the error."""
+    write_csv(small_tree / "gaia" / "Zed.csv", "id,score,metric_name\na,1,acc\nb,1,acc,extra\n")
+    failed = run_pace("ingest", small_tree, "--db", tmp_path / "w.duckdb")
+    assert failed.exit_code == 2 and failed.stderr.startswith("error: ") and failed.stderr.count("\n") == 1, failed
+
+
 def test_read_commands_do_not_write_the_file(small_db):
     before = small_db.read_bytes()
     for command in (["status"], ["sql", "SELECT * FROM models"], ["benchmarks", "list"], ["doctor", "--check"]):
