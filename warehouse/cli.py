@@ -369,7 +369,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (UserError, IngestError) as exc:
         if debug:
             raise
-        typer.echo(f"error: {_damage_hint(str(exc), args) or memory_hint(str(exc))}", err=True)
+        typer.echo(f"error: {_damage_hint(str(exc), args) or _from_environment(memory_hint(str(exc)), args)}",
+                   err=True)
         code = 2
     except typer.Exit as exc:
         code = exc.exit_code
@@ -406,6 +407,27 @@ def _damage_hint(message: str, args: list[str]) -> Optional[str]:
         elif arg.startswith("--db="):
             db = arg[len("--db="):]
     return describe_open_error(settings.db_path(db), RuntimeError(message))
+
+
+def _from_environment(message: str, args: list[str]) -> str:
+    """``message`` with the PACE_* variable named when it is about an option of the command on the line that
+    took its value from that variable (``--format 'xml' ... (from PACE_EXPORT_FORMAT='xml')``). Commands that
+    wrap themselves in :func:`~warehouse.cli_options.env_hint` have said so already."""
+    if "(from PACE_" in message:
+        return message
+    command = typer.main.get_command(app)
+    for word in args:                       # down the groups to the command the line runs
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is None:
+            break
+        command = sub
+    given = {arg.split("=", 1)[0] for arg in args if arg.startswith("-")}
+    for param in command.params:
+        var = param.envvar if isinstance(param.envvar, str) else None
+        flags = [opt for opt in param.opts if opt.startswith("--")]
+        if var and var in os.environ and any(f in message for f in flags) and not given & set(param.opts):
+            return f"{message} (from {var}={os.environ[var]!r})"
+    return message
 
 
 def _wait_flag(args: list[str]) -> tuple[list[str], Optional[float]]:

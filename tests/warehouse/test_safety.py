@@ -242,6 +242,18 @@ def test_an_ingest_error_is_one_line_with_its_progress_bar_on(tmp_path, small_tr
     assert failed.exit_code == 2 and failed.stderr.startswith("error: ") and failed.stderr.count("\n") == 1, failed
 
 
+def test_a_bad_value_from_a_variable_names_the_variable(tmp_path, small_tree, small_db):
+    """Commands without their own wrapper named the flag only (PACE_EXPORT_FORMAT=xml: "--format 'xml' is not
+    one of: parquet, eee"); a flag on the line wins, and then the variable is not named."""
+    bad = run_pace("export", tmp_path / "out", "--db", small_db, env={"PACE_EXPORT_FORMAT": "xml"})
+    _one_line_error(bad, "--format 'xml'", "(from PACE_EXPORT_FORMAT='xml')")
+    bad = run_pace("ingest", small_tree, "--db", small_db, "--no-progress", env={"PACE_DUPLICATES": "zz"})
+    _one_line_error(bad, "--duplicates 'zz'", "(from PACE_DUPLICATES='zz')")
+    flag = run_pace("ingest", small_tree, "--db", small_db, "--duplicates", "yy", env={"PACE_DUPLICATES": "zz"})
+    _one_line_error(flag, "--duplicates 'yy'")
+    assert "PACE_DUPLICATES" not in flag.stderr
+
+
 def test_read_commands_do_not_write_the_file(small_db):
     before = small_db.read_bytes()
     for command in (["status"], ["sql", "SELECT * FROM models"], ["benchmarks", "list"], ["doctor", "--check"]):
