@@ -382,8 +382,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             raise
         damage = _damage_hint(str(exc), args)           # a damaged block met after the file opened
         first = (str(exc).strip().splitlines() or [""])[0]
-        typer.echo(f"error: {damage}" if damage else
-                   f"error: {type(exc).__name__}: {memory_hint(first)} (run again with --debug for the traceback)",
+        # DuckDB's "Out of Memory Error: ..." says what happened itself; anything else is named by its class
+        what = memory_hint(first[first.index("Out of Memory Error"):]) if "Out of Memory Error" in first else \
+            f"{type(exc).__name__}: {first}"
+        typer.echo(f"error: {damage}" if damage else f"error: {what} (run again with --debug for the traceback)",
                    err=True)
         code = 2 if damage else 1
     finally:

@@ -192,6 +192,8 @@ def _checked_limit(limit: str) -> str:
     refused before any warehouse file is opened or created)."""
     statement = f"SET memory_limit = '{limit.replace(chr(39), '')}'"
     try:
+        if limit.strip().startswith("-"):      # DuckDB reads a negative size as no limit at all
+            raise duckdb.InvalidInputException("a memory limit must not be negative")
         duckdb.connect().execute(statement)
     except duckdb.Error as exc:
         raise UserError(f"{MEMORY_LIMIT_ENV}={limit!r} is not a memory size DuckDB reads (e.g. 4GB, 512MB): "

@@ -22,6 +22,9 @@ def test_connections_carry_the_memory_limit_and_a_bad_value_is_one_line_before_a
                    env={"PACE_MEMORY_LIMIT": "lots"})
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
     assert "PACE_MEMORY_LIMIT='lots' is not a memory size" in bad.stderr
+    negative = run_pace("ingest", tmp_path / "t", "--db", tmp_path / "new.duckdb", "--no-progress",
+                        env={"PACE_MEMORY_LIMIT": "-5MB"})           # DuckDB reads it as no limit at all
+    assert negative.exit_code == 2 and "PACE_MEMORY_LIMIT='-5MB' is not a memory size" in negative.stderr
     assert not (tmp_path / "new.duckdb").exists()
 
 
@@ -32,6 +35,7 @@ def test_an_out_of_memory_error_met_anywhere_says_how_to_raise_the_limit(tmp_pat
     tiny = run_pace("ingest", tmp_path / "t", "--db", tmp_path / "w.duckdb", "--no-progress",
                     env={"PACE_MEMORY_LIMIT": "10KB"})
     assert tiny.exit_code == 1 and "Out of Memory Error" in tiny.stderr and "raise it with PACE_MEMORY_LIMIT" in tiny.stderr
+    assert tiny.stderr.startswith("error: Out of Memory Error: ")        # not DuckDB's class name first
     # the warehouse file this ingest created while opening it is gone again (it left 12 KB that was not a
     # warehouse: the next command said "not a pace warehouse")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
