@@ -430,6 +430,15 @@ def leftovers(lake: Path) -> list[Path]:
     return found
 
 
+def remove_leftovers(lake: Path) -> int:
+    """Remove :func:`leftovers` of killed writers; returns how many. Only for a writer holding the warehouse's
+    write lock on its own lake (claimed): no other writer of this lake can be running then."""
+    found = leftovers(lake)
+    for path in found:
+        shutil.rmtree(path, ignore_errors=True)
+    return len(found)
+
+
 def older_leftovers(lake: Path) -> list[Path]:
     """Staging folders that versions before the lake stamp kept beside the lake (``.lake.staging-*``).
     Two warehouses could share that folder, so they are reported, never removed."""

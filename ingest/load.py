@@ -45,7 +45,7 @@ from ingest.bulk import BatchReader, FileRows, Probe, batches, probe, stat_probe
 from ingest.csvfile import DUPLICATE_POLICIES, ParsedFile
 from ingest.errors import IngestError
 from ingest.lake import (claim_lake, lake_benchmarks, lake_of, mark_pending, pending, record_partitions, remember_lake,
-                         stamp_lake, staging_folder, swap_lake, write_lake)
+                         remove_leftovers, stamp_lake, staging_folder, swap_lake, write_lake)
 from ingest.lake_rows import RowsLakeWriter
 from ingest.noise import hold_noise
 from ingest.report import Anomaly, IngestReport, anomaly_lines
@@ -206,6 +206,7 @@ def _load_units(con: duckdb.DuckDBPyConnection, units: list[Unit], report: Inges
     lake = Path(lake) if lake is not None else lake_of(con)
     _check_mixing(con, root, tree, synthetic)
     claim_lake(con, lake, stamp=False)      # a lake of another warehouse is refused before anything is read
+    remove_leftovers(lake)                  # a killed writer's staging: ours, and we hold the write lock
 
     aliases = dict(con.execute("SELECT alias, model FROM model_aliases").fetchall())
     model_of = _resolve_models(units, aliases)

@@ -22,7 +22,6 @@ from its lake, the durable copy of the scores.
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +30,7 @@ import duckdb
 
 from ingest import derived, preference, score_store, summaries
 from ingest.lake import (ID_KEY, LAKE_TABLE, NOT_OURS, claim_lake, damaged, has_partitions, lake_drift, lake_of,
-                         leftovers, mark_pending, older_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
+                         leftovers, mark_pending, older_leftovers, remove_leftovers, owner_problem, pending, read_stamp, remember_lake, sync_lake)
 from warehouse.connect import connect, describe_open_error, schema_problem
 from warehouse.errors import UserError
 from warehouse.settings import lake_path
@@ -140,10 +139,8 @@ def run_doctor(con: duckdb.DuckDBPyConnection, *, repair: bool = True, lake: str
             if names:
                 sync_lake(con, names, lake)
                 repaired.append(f"rewrote lake partitions of {', '.join(names)} from scores")
-            for path in stale:                   # inside our own lake, and no writer runs: we hold the lock
-                shutil.rmtree(path, ignore_errors=True)
-            if stale:
-                repaired.append(f"removed {len(stale)} leftover folder(s)")
+            if stale:                            # inside our own lake, and no writer runs: we hold the lock
+                repaired.append(f"removed {remove_leftovers(lake)} leftover folder(s)")
         if schema:
             repaired.append("applied the current schema")
     lines += [f"problem: {p}" for p in problems] + [f"repaired: {r}" for r in repaired]

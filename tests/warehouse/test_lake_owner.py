@@ -285,6 +285,19 @@ def test_a_writer_killed_after_its_commit_leaves_a_lake_doctor_names_and_repairs
     assert not list((wh / "lake" / ".staging").iterdir())
 
 
+def test_the_next_ingest_removes_what_a_killed_writer_staged(tmp_path, wh, small_tree):
+    """After kill -9 in a writer's lake swap, the next successful ingest left the staging folder: `pace doctor
+    --check` failed until `pace doctor` ran (stranger). The ingest holds the write lock on its own lake."""
+    db = wh / "pace.duckdb"
+    lm, map_path = lm_eval_output(tmp_path, benchmark="src", subdir="leaf_a", score=0.5, n=20)
+    assert run_pace_killed("ingest.load:swap_lake", "import", "lm-eval", lm, "--map", map_path, "--db", db) == -9
+    assert list((wh / "lake" / ".staging").iterdir())
+    assert run_pace("ingest", small_tree, "--db", db, "--no-progress").exit_code == 0
+    assert not list((wh / "lake" / ".staging").iterdir())
+    check = run_pace("doctor", "--check", "--db", db)
+    assert check.exit_code == 0, check
+
+
 def test_a_killed_export_leaves_staging_that_the_next_export_removes(tmp_path, wh):
     out = tmp_path / "out"
     assert run_pace_killed("warehouse.outputs:commit", "export", out, "--db", wh / "pace.duckdb") == -9
