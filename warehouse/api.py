@@ -50,7 +50,7 @@ from warehouse.roles import set_role
 from warehouse.run_outputs import RunOutputs
 from warehouse.selections import import_selections
 from warehouse.shell import run_shell
-from warehouse.sqlguard import after_write, before_write, explain, run as run_sql
+from warehouse.sqlguard import after_write, before_write, explain, run as run_sql, statement_types
 from ingest.openhands_index import import_index, read_index
 from ingest.preference import EVERY_MODEL, SOURCES
 from warehouse.report import write_report
@@ -300,9 +300,14 @@ class Warehouse:
                     rel.to_arrow_table() if output == "arrow" else rel.df() if output == "pandas"
                     else (list(rel.columns), rel.fetchall()))
             except duckdb.Error as exc:
+                kept = ""
                 if write:           # the statements before the failing one are committed: follow them
                     after_write(con)
-                raise UserError(explain(exc, write=write)) from exc
+                    kinds = statement_types(con, query)
+                    if len(kinds) > 1 and "TRANSACTION" not in kinds:
+                        kept = (" (statements before the failing one, if any, ran on their own and are kept: put them between BEGIN; "
+                                "and COMMIT; to keep all or none)")
+                raise UserError(explain(exc, write=write) + kept) from exc
             if write:
                 after_write(con)
             return result

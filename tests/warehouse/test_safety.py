@@ -163,6 +163,18 @@ def test_sql_write_is_explicit_and_keeps_the_lake_in_step(small_db):
                     "pace ingest")
 
 
+def test_a_failing_statement_of_several_says_what_was_kept(small_db):
+    """Each statement of a --write script runs on its own: the error said nothing of the ones before it, which
+    stayed (stranger); between BEGIN and COMMIT none stays, and the error says nothing more."""
+    role = "SELECT role FROM benchmarks WHERE benchmark = 'src'"
+    script = "UPDATE benchmarks SET role = 'excluded' WHERE benchmark = 'src'; SELECT * FROM nope"
+    _one_line_error(run_pace("sql", f"BEGIN; {script}; COMMIT;", "--db", small_db, "--write"), "nope")
+    assert json.loads(run_pace("sql", role, "--db", small_db, "--json").stdout) == [{"role": "source"}]
+    failed = run_pace("sql", script, "--db", small_db, "--write")
+    _one_line_error(failed, "nope", "ran on their own and are kept", "BEGIN; and COMMIT;")
+    assert json.loads(run_pace("sql", role, "--db", small_db, "--json").stdout) == [{"role": "excluded"}]
+
+
 def test_shell_is_read_only_unless_asked(small_db, capsys):
     import io
 
