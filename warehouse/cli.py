@@ -415,7 +415,7 @@ def _from_environment(message: str, args: list[str]) -> str:
     """``message`` with the PACE_* variable named when it is about an option of the command on the line that
     took its value from that variable (``--format 'xml' ... (from PACE_EXPORT_FORMAT='xml')``). Commands that
     wrap themselves in :func:`~warehouse.cli_options.env_hint` have said so already."""
-    if "(from PACE_" in message:
+    if "(from PACE_" in message or not any(name.startswith("PACE_") for name in os.environ):
         return message
     command = typer.main.get_command(app)
     for word in args:                       # down the groups to the command the line runs
