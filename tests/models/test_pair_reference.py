@@ -13,8 +13,8 @@ TASK_B_CONFIGS_PINNED_A) and the same with ``--auto-tune`` for v1..v4.
   identical too.
 * ``native`` — this process's BLAS kernels. Where the pinned H sets are rank-deficient for the
   configured nc_h (spec §18 item 23: held-out coordinates of ~1e10–1e12 along null directions),
-  the margin signs are floating-point noise and accuracies move by up to ~18 pp (v1/v2 frozen);
-  the figures are printed; only v4 (no such blow-up in the selected configs) is asserted.
+  the margin signs are floating-point noise and accuracies move by up to ~18 pp (v1/v2 frozen), so
+  only v4 (no such blow-up in the selected configs) is run and asserted.
 """
 
 import pytest
@@ -43,10 +43,15 @@ def exact_results():
     return run_in_compat_numerics("tests.support.run_pair_reference", FOLDERS, timeout=1200)
 
 
+#: the folder the native check asserts: in v1-v3 the margins' signs are floating-point noise under native
+#: kernels (see the module doc), so running them here only printed figures (~20 s of the suite)
+NATIVE_FOLDERS = ["v4"]
+
+
 @pytest.fixture(scope="module")
 def native_results():
     from tests.support.run_pair_reference import compare_all
-    return compare_all(FOLDERS, runs=("pair_C100_frozen", "pair_C100_autotune"))
+    return compare_all(NATIVE_FOLDERS, runs=("pair_C100_frozen", "pair_C100_autotune"))
 
 
 def _report(key, c):
@@ -75,10 +80,10 @@ def test_pair_reference_compat_numerics(exact_results, folder, run):
 
 
 def test_pair_reference_native_numerics(native_results):
-    """Native BLAS: figures printed; v4 (no rank blow-up in its configs) within 2 pp."""
+    """Native BLAS: v4 (no rank blow-up in its configs) within 2 pp."""
+    assert sorted(native_results) == ["v4/pair_C100_autotune", "v4/pair_C100_frozen"]
     for key, c in native_results.items():
         _report(key, c)
         for t, r in c["per_target"].items():
             assert r["n"] == r["ref_n"]
-            if key.startswith("v4/"):
-                assert abs(r["d_acc_pp"]) <= 2.0, (key, t, r)
+            assert abs(r["d_acc_pp"]) <= 2.0, (key, t, r)

@@ -126,6 +126,8 @@ def spark():
                .config("spark.sql.shuffle.partitions", "1").config("spark.default.parallelism", "1")
                .config("spark.sql.adaptive.enabled", "false")
                .config("spark.sql.codegen.wholeStage", "false")        # tiny data: compiling costs more than it saves
+               .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")  # nor per expression (interpreted)
+               .config("spark.sql.legacy.storeAnalyzedPlanForView", "true")
                .config("spark.driver.memory", "1g").getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     assert pyspark.__version__
