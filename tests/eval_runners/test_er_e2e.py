@@ -164,8 +164,8 @@ def test_real_fit_new_model_plan_to_prediction(tmp_path, chat_server, real_tree)
     con = connect(db)
     ingest_tree(con, real_tree, tmp_path / "lake")
     add_alias(con, "DeepSeek-V3.2-Reasoner", "DeepSeek-V3.2")
-    # intervals are not what this test is about, and they are most of the fit's time
-    fit_and_store(con, FitRequest(method="default", count=100, B=300, seed=42, intervals=False))
+    # intervals and the pairwise proxies are not what this test is about, and they are most of the fit's time
+    fit_and_store(con, FitRequest(method="default", count=100, seed=42, intervals=False, tasks=("abs",)))
     con.close()
     _assert_graded_and_predicted(*_drive_new_model(tmp_path, db, "NewModel", chat_server))
 
