@@ -292,8 +292,15 @@ def test_the_next_ingest_removes_what_a_killed_writer_staged(tmp_path, wh, small
     lm, map_path = lm_eval_output(tmp_path, benchmark="src", subdir="leaf_a", score=0.5, n=20)
     assert run_pace_killed("ingest.load:swap_lake", "import", "lm-eval", lm, "--map", map_path, "--db", db) == -9
     assert list((wh / "lake" / ".staging").iterdir())
+    # what is not a writer's staging stays: a user's files in the lake, the partitions, the stamp
+    (wh / "lake" / "NOTES.txt").write_text("mine")
+    (wh / "lake" / "mine").mkdir()
+    (wh / "lake" / "mine" / "keep.parquet").write_bytes(b"x")
+    partitions = {p.name for p in (wh / "lake" / "scores").iterdir()}
     assert run_pace("ingest", small_tree, "--db", db, "--no-progress").exit_code == 0
     assert not list((wh / "lake" / ".staging").iterdir())
+    assert (wh / "lake" / "NOTES.txt").read_text() == "mine" and (wh / "lake" / "mine" / "keep.parquet").is_file()
+    assert {p.name for p in (wh / "lake" / "scores").iterdir()} == partitions and (wh / "lake" / STAMP).is_file()
     check = run_pace("doctor", "--check", "--db", db)
     assert check.exit_code == 0, check
 
